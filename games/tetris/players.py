@@ -1,0 +1,171 @@
+"""Players: linear evaluators over the kernel's features, one-piece or two-piece, anytime.
+
+A player is data (:class:`PlayerSpec`: weights by feature name, tie-break,
+look-ahead) plus the search in :class:`Player`.  Specs are loaded from YAML
+under ``configs/players/`` by :mod:`gamerig.daemon.player_config`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from . import kernel
+from .board import Board
+from .placements import Placement, kind_of, placement_from_row
+from .rules import Rules
+
+Clock = Callable[[], float]
+TieBreak = Literal["priority", "first"]
+
+FEATURE_NAMES = kernel.FEATURE_NAMES
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """What defines a player: its weights, how it breaks ties, and how far it looks."""
+
+    name: str
+    weights: Mapping[str, float]
+    tie_break: TieBreak = "first"
+    lookahead: int = 1  # 2: use the next piece when the game shows it
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.weights) - set(FEATURE_NAMES))
+        if unknown:
+            raise ValueError(f"player {self.name!r}: unknown features {unknown}; known: {list(FEATURE_NAMES)}")
+        if self.tie_break not in ("priority", "first"):
+            raise ValueError(f"player {self.name!r}: tie_break must be 'priority' or 'first'")
+        if self.lookahead not in (1, 2):
+            raise ValueError(f"player {self.name!r}: lookahead must be 1 or 2")
+
+    def weight_vector(self) -> np.ndarray:
+        """Weights in kernel feature order (absent features weigh 0)."""
+        return np.array([float(self.weights.get(n, 0.0)) for n in FEATURE_NAMES], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A player's answer: the placement (None when the game is lost) and how it was found."""
+
+    placement: Placement | None
+    rating: float
+    elapsed_s: float
+    evaluated: int  # placements rated
+    complete: bool  # False when the time budget ran out before the search finished
+    lookahead: int = 1
+
+
+@dataclass
+class _Workspace:
+    """Preallocated buffers for one board size, so a decision allocates nothing."""
+
+    out: np.ndarray
+    out2: np.ndarray
+    ratings: np.ndarray
+    scratch: np.ndarray
+    after_first: np.ndarray
+    heights: np.ndarray
+    feats: np.ndarray = field(default_factory=lambda: np.zeros(kernel.N_FEATURES))
+
+    @classmethod
+    def for_board(cls, width: int, height: int) -> _Workspace:
+        return cls(
+            out=np.zeros((kernel.MAX_CANDIDATES, 3), dtype=np.int64),
+            out2=np.zeros((kernel.MAX_CANDIDATES, 3), dtype=np.int64),
+            ratings=np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64),
+            scratch=np.zeros((height, width), dtype=np.uint8),
+            after_first=np.zeros((height, width), dtype=np.uint8),
+            heights=np.zeros(width, dtype=np.int64),
+        )
+
+
+class Player:
+    """Chooses placements for one rule set.
+
+    ``choose`` is anytime: with a budget it returns the best placement found
+    when the budget runs out (the one-piece answer is always complete first,
+    then the two-piece search refines it, best first).
+    """
+
+    def __init__(self, spec: PlayerSpec, rules: Rules, clock: Clock = time.perf_counter) -> None:
+        self.spec = spec
+        self.rules = rules
+        self.clock = clock
+        self.weights = spec.weight_vector()
+        self.use_priority = spec.tie_break == "priority"
+        self._standard = rules.name == "standard"
+        self._clearable = rules.clearable_rows
+        self._ws = _Workspace.for_board(rules.width, rules.height)
+        w = self.weights
+        self._move_weights = (w[0], w[1], w[8])  # landing height, eroded cells, rows cleared
+
+    @property
+    def name(self) -> str:
+        """The spec's name."""
+        return self.spec.name
+
+    def choose(
+        self,
+        board: Board | np.ndarray,
+        piece: str,
+        next_piece: str | None = None,
+        budget_s: float | None = None,
+    ) -> Decision:
+        """Pick a placement for ``piece``; ``next_piece`` is used only by two-piece players."""
+        start = self.clock()
+        cells = board.cells if isinstance(board, Board) else board
+        if cells.shape != (self.rules.height, self.rules.width):
+            raise ValueError(f"board is {cells.shape[1]} x {cells.shape[0]}, player expects {self.rules.width} x {self.rules.height}")
+        ws = self._ws
+        n, best, best_rating = kernel.rate_candidates(
+            cells, kind_of(piece), self._standard, self._clearable, self.weights,
+            self.use_priority, ws.out, ws.ratings, ws.scratch, ws.heights, ws.feats,
+        )
+        evaluated = max(n, 0)
+        if best < 0 or best_rating == kernel.NEG_INF:
+            return Decision(None, kernel.NEG_INF, self.clock() - start, evaluated, True)
+        complete = True
+        lookahead = 1
+        if next_piece is not None and self.spec.lookahead == 2:
+            lookahead = 2
+            deadline = None if budget_s is None else start + budget_s
+            best, best_rating, extra, complete = self._two_piece(cells, piece, next_piece, n, best, deadline)
+            evaluated += extra
+        placement = placement_from_row(piece, ws.out[best], self.rules)
+        return Decision(placement, float(best_rating), self.clock() - start, evaluated, complete, lookahead)
+
+    def _two_piece(
+        self, cells: np.ndarray, piece: str, next_piece: str, n: int, one_piece_best: int, deadline: float | None
+    ) -> tuple[int, float, int, bool]:
+        """Refine the one-piece choice by the best reply of the next piece; best-first, anytime."""
+        ws = self._ws
+        kind, next_kind = kind_of(piece), kind_of(next_piece)
+        w_lh, w_er, w_lines = self._move_weights
+        order = np.argsort(-ws.ratings[:n], kind="stable")
+        best, best_value, best_prio = one_piece_best, kernel.NEG_INF, -(1 << 30)
+        evaluated = 0
+        for i in order:
+            if ws.ratings[i] == kernel.NEG_INF:
+                break
+            if deadline is not None and evaluated and self.clock() >= deadline:
+                return best, best_value, evaluated, False
+            rot, x, y = (int(v) for v in ws.out[i])
+            lines, eroded, lh2 = kernel.place(cells, ws.after_first, kind, rot, x, y, self._clearable)
+            reply = kernel.best_reply(
+                ws.after_first, next_kind, self._standard, self._clearable, self.weights,
+                ws.out2, ws.scratch, ws.heights, ws.feats,
+            )
+            evaluated += 1
+            value = w_lh * 0.5 * lh2 + w_er * eroded + w_lines * lines + reply
+            prio = kernel.priority(self.rules.width, rot, x) if self.use_priority else 0
+            if value > best_value or (value == best_value and prio > best_prio):
+                best, best_value, best_prio = int(i), value, prio
+        if best_value == kernel.NEG_INF:  # every reply loses: fall back to the one-piece choice
+            return one_piece_best, float(ws.ratings[one_piece_best]), evaluated, True
+        return best, best_value, evaluated, True
