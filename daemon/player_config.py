@@ -1,0 +1,95 @@
+"""Player specs from YAML files under configs/players/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gamerig.games.tetris.players import FEATURE_NAMES, PlayerSpec
+
+from .config_errors import ConfigError
+
+#: The project's config folder in a source checkout or editable install.
+SOURCE_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+ALLOWED_KEYS = {"name", "description", "tie_break", "lookahead", "weights"}
+
+
+def config_dir() -> Path:
+    """Where configs live: $GAMERIG_CONFIG_DIR, else the project's configs/ folder."""
+    return Path(os.environ.get("GAMERIG_CONFIG_DIR", SOURCE_CONFIG_DIR))
+
+
+def players_dir() -> Path:
+    """Folder of player YAML files."""
+    return config_dir() / "players"
+
+
+def available_players() -> list[str]:
+    """Names of the players that have a YAML file."""
+    return sorted(p.stem for p in players_dir().glob("*.yaml"))
+
+
+def load_player(name_or_path: str) -> PlayerSpec:
+    """Load a player by name (configs/players/NAME.yaml) or by path to a YAML file."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = players_dir() / f"{name_or_path}.yaml"
+        if not path.exists():
+            known = ", ".join(available_players()) or "none"
+            raise ConfigError(path, None, f"no player named {name_or_path!r} (known: {known})")
+    return parse_player(path)
+
+
+def parse_player(path: Path) -> PlayerSpec:
+    """Read and validate one player file; every problem names the file and the key."""
+    try:
+        data: Any = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(path, None, f"cannot read: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(path, None, f"not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(path, None, "expected a mapping with name, weights, tie_break, lookahead")
+    unknown = sorted(set(data) - ALLOWED_KEYS)
+    if unknown:
+        raise ConfigError(path, unknown[0], f"unknown key (allowed: {', '.join(sorted(ALLOWED_KEYS))})")
+    weights = data.get("weights")
+    if not isinstance(weights, dict) or not weights:
+        raise ConfigError(path, "weights", "must be a non-empty mapping of feature name to number")
+    for feature, value in weights.items():
+        if feature not in FEATURE_NAMES:
+            raise ConfigError(path, f"weights.{feature}", f"unknown feature (known: {', '.join(FEATURE_NAMES)})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(path, f"weights.{feature}", f"must be a number, got {value!r}")
+    tie_break = data.get("tie_break", "first")
+    if tie_break not in ("priority", "first"):
+        raise ConfigError(path, "tie_break", f"must be 'priority' or 'first', got {tie_break!r}")
+    lookahead = data.get("lookahead", 1)
+    if lookahead not in (1, 2) or isinstance(lookahead, bool):
+        raise ConfigError(path, "lookahead", f"must be 1 or 2, got {lookahead!r}")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(path, "name", "must be a non-empty string")
+    return PlayerSpec(
+        name=name,
+        weights={k: float(v) for k, v in weights.items()},
+        tie_break=tie_break,
+        lookahead=lookahead,
+        description=str(data.get("description", "")),
+    )
+
+
+def dump_player(spec: PlayerSpec, path: Path, header: str = "") -> None:
+    """Write a player spec as YAML, with an optional comment header (e.g. how it was tuned)."""
+    body = {
+        "name": spec.name,
+        "description": spec.description,
+        "tie_break": spec.tie_break,
+        "lookahead": spec.lookahead,
+        "weights": {k: round(float(v), 6) for k, v in spec.weights.items()},
+    }
+    comment = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    path.write_text(comment + yaml.safe_dump(body, sort_keys=False))
