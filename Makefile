@@ -1,13 +1,18 @@
 # make test / make demo work from a fresh clone with only Python 3.11 and the package registries.
-PYTHON ?= python3.11
+# The interpreter: PYTHON if given, else python3.11, else python3; it must be 3.11 or newer.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Extra options for the demo, e.g. make demo DEMO_ARGS="--preview --player dellacherie"
+DEMO_ARGS ?=
 
 .PHONY: test demo venv clean
 
 $(BIN)/python:
-	$(shell command -v $(PYTHON) || command -v python3) -m venv $(VENV)
+	@test -n "$(PYTHON)" || { echo "make: no python3.11 or python3 found; gamerig needs Python 3.11 or newer" >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "make: gamerig needs Python 3.11 or newer, $(PYTHON) is " + sys.version.split()[0] + "; run make PYTHON=/path/to/python3.11")'
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
@@ -16,11 +21,14 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 venv: $(STAMP)
 
+# pytest exits 5 when it collected no tests: that is a failure too, said plainly.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+	exit $$status
 
 demo: $(STAMP)
-	$(BIN)/gamerigctl demo
+	$(BIN)/gamerigctl demo $(DEMO_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
