@@ -55,7 +55,8 @@ FEATURE_NAMES = (
     "rows_cleared",  # rows this placement completed
     "pile_height",  # highest filled row after clearing
     "ceiling_pressure",  # sum over columns of how far they reach into the top 6 rows
-    "spawn_cells",  # filled cells in the rows H-3..H above the spawn columns (blocks moves)
+    "unreachable",  # (piece, orientation, column) moves the stack blocks at the spawn, all 7 pieces
+    "blocked_spawns",  # pieces that could not even spawn (the game would end if one came)
 )
 N_FEATURES = len(FEATURE_NAMES)
 
@@ -199,23 +200,78 @@ def place(src, dst, kind, rot, x, y, clearable):
         dst[cy, x + SHAPES[kind, rot, c, 0]] = 1
         ymin = min(ymin, cy)
         ymax = max(ymax, cy)
+    # Fahey's collapse: scan upward from the piece's lowest row to the last
+    # clearable row, re-checking a row after removing it.  A full top row that
+    # the quirk left in place is pulled down into reach and removed with it.
     lines = 0
     eroded = 0
-    for row in range(min(ymax, clearable - 1), ymin - 1, -1):
+    row = ymin
+    while row < clearable:
+        empty = True
         full = True
         for cx in range(w):
             if dst[row, cx] == 0:
                 full = False
-                break
-        if full:
-            lines += 1
-            for c in range(4):
-                if y + SHAPES[kind, rot, c, 1] == row:
-                    eroded += 1
-            for r2 in range(row, h - 1):
-                dst[r2, :] = dst[r2 + 1, :]
-            dst[h - 1, :] = 0
+            else:
+                empty = False
+        if empty:  # nothing above an empty row
+            break
+        if not full:
+            row += 1
+            continue
+        original = row + lines  # every row removed so far was below this one
+        for c in range(4):
+            if y + SHAPES[kind, rot, c, 1] == original:
+                eroded += 1
+        lines += 1
+        for r2 in range(row, h - 1):
+            dst[r2, :] = dst[r2 + 1, :]
+        dst[h - 1, :] = 0
     return lines, lines * eroded, ymin + ymax + 2
+
+
+@njit(cache=True)
+def reach_counts(cells):
+    """Moves the stack blocks for a piece about to spawn, summed over the 7 pieces.
+
+    Returns (blocked moves, pieces that cannot spawn).  A move is an
+    (orientation, column) pair that is inside the board; it is blocked when the
+    Standard Tetris path (fall one row, rotate, translate) cannot reach it.
+    """
+    h, w = cells.shape
+    sx = w // 2
+    my = h - 2
+    blocked_moves = 0
+    blocked_spawns = 0
+    for kind in range(N_KINDS):
+        total = 0
+        for r in range(ORIENT_COUNT[kind]):
+            lo = 0
+            hi = 0
+            for c in range(4):
+                lo = min(lo, SHAPES[kind, r, c, 0])
+                hi = max(hi, SHAPES[kind, r, c, 0])
+            total += w - (hi - lo)
+        if not fits(cells, kind, 0, sx, h - 1):
+            blocked_spawns += 1
+            blocked_moves += total
+            continue
+        if not fits(cells, kind, 0, sx, my):
+            blocked_moves += total - 1
+            continue
+        reached = 0
+        for r in range(ORIENT_COUNT[kind]):
+            if r > 0 and not fits(cells, kind, r, sx, my):
+                break
+            left = sx
+            while fits(cells, kind, r, left - 1, my):
+                left -= 1
+            right = sx
+            while fits(cells, kind, r, right + 1, my):
+                right += 1
+            reached += right - left + 1
+        blocked_moves += total - reached
+    return blocked_moves, blocked_spawns
 
 
 @njit(cache=True)
@@ -283,11 +339,6 @@ def board_features(cells, heights, feats):
     for x in range(w):
         if heights[x] > zone:
             pressure += heights[x] - zone
-    spawn = 0
-    sx = w // 2
-    for y in range(max(0, h - 4), h):
-        for x in range(max(0, sx - 2), min(w, sx + 2)):
-            spawn += cells[y, x]
     feats[2] = rowt
     feats[3] = colt
     feats[4] = holes
@@ -296,7 +347,12 @@ def board_features(cells, heights, feats):
     feats[7] = rows_with_holes
     feats[9] = top
     feats[10] = pressure
-    feats[11] = spawn
+    if top > h - 4:  # only a stack reaching the rows a moving piece sweeps can block moves
+        unreachable, blocked = reach_counts(cells)
+    else:
+        unreachable, blocked = 0, 0
+    feats[11] = unreachable
+    feats[12] = blocked
 
 
 @njit(cache=True)
@@ -389,6 +445,25 @@ def best_reply(cells, kind, standard, clearable, weights, out, scratch, heights,
         if v > best:
             best = v
     return best
+
+
+@njit(cache=True)
+def two_piece_values(cells, kind, next_kind, standard, clearable, weights, out, order, start, stop, values, out2, after, scratch, heights, feats):
+    """Value first placements ``order[start:stop]`` (rows of ``out``) by the best next-piece reply.
+
+    value = the first placement's move terms (landing height, eroded cells,
+    rows cleared) + the rating of the best placement of ``next_kind`` on the
+    board it leaves; -inf when the next piece could not be placed.
+    """
+    for j in range(start, stop):
+        i = order[j]
+        r = out[i, C_ROT]
+        lines, eroded, lh2 = place(cells, after, kind, r, out[i, C_X], out[i, C_Y], clearable)
+        reply = best_reply(after, next_kind, standard, clearable, weights, out2, scratch, heights, feats)
+        if reply == NEG_INF:
+            values[i] = NEG_INF
+        else:
+            values[i] = weights[0] * 0.5 * lh2 + weights[1] * eroded + weights[8] * lines + reply
 
 
 @njit(cache=True)

@@ -23,6 +23,9 @@ Clock = Callable[[], float]
 TieBreak = Literal["priority", "first"]
 
 FEATURE_NAMES = kernel.FEATURE_NAMES
+#: First placements valued per kernel call in the two-piece search: small enough that a
+#: time budget is checked often, large enough that call overhead stays negligible.
+TWO_PIECE_CHUNK = 6
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class _Workspace:
     scratch: np.ndarray
     after_first: np.ndarray
     heights: np.ndarray
+    values: np.ndarray
     feats: np.ndarray = field(default_factory=lambda: np.zeros(kernel.N_FEATURES))
 
     @classmethod
@@ -82,6 +86,7 @@ class _Workspace:
             scratch=np.zeros((height, width), dtype=np.uint8),
             after_first=np.zeros((height, width), dtype=np.uint8),
             heights=np.zeros(width, dtype=np.int64),
+            values=np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64),
         )
 
 
@@ -102,8 +107,6 @@ class Player:
         self._standard = rules.name == "standard"
         self._clearable = rules.clearable_rows
         self._ws = _Workspace.for_board(rules.width, rules.height)
-        w = self.weights
-        self._move_weights = (w[0], w[1], w[8])  # landing height, eroded cells, rows cleared
 
     @property
     def name(self) -> str:
@@ -143,29 +146,34 @@ class Player:
     def _two_piece(
         self, cells: np.ndarray, piece: str, next_piece: str, n: int, one_piece_best: int, deadline: float | None
     ) -> tuple[int, float, int, bool]:
-        """Refine the one-piece choice by the best reply of the next piece; best-first, anytime."""
+        """Refine the one-piece choice by the best reply of the next piece; best-first, anytime.
+
+        First placements are valued in one-piece order, a chunk at a time, so
+        when the budget runs out the most promising ones have been looked at.
+        """
         ws = self._ws
-        kind, next_kind = kind_of(piece), kind_of(next_piece)
-        w_lh, w_er, w_lines = self._move_weights
-        order = np.argsort(-ws.ratings[:n], kind="stable")
-        best, best_value, best_prio = one_piece_best, kernel.NEG_INF, -(1 << 30)
-        evaluated = 0
-        for i in order:
-            if ws.ratings[i] == kernel.NEG_INF:
+        ratings = ws.ratings[:n]
+        order = np.argsort(-ratings, kind="stable")
+        order = order[ratings[order] > kernel.NEG_INF]
+        values = ws.values
+        done = 0
+        complete = True
+        while done < len(order):
+            if deadline is not None and done and self.clock() >= deadline:
+                complete = False
                 break
-            if deadline is not None and evaluated and self.clock() >= deadline:
-                return best, best_value, evaluated, False
-            rot, x, y = (int(v) for v in ws.out[i])
-            lines, eroded, lh2 = kernel.place(cells, ws.after_first, kind, rot, x, y, self._clearable)
-            reply = kernel.best_reply(
-                ws.after_first, next_kind, self._standard, self._clearable, self.weights,
-                ws.out2, ws.scratch, ws.heights, ws.feats,
+            stop = min(done + TWO_PIECE_CHUNK, len(order))
+            kernel.two_piece_values(
+                cells, kind_of(piece), kind_of(next_piece), self._standard, self._clearable, self.weights,
+                ws.out, order, done, stop, values, ws.out2, ws.after_first, ws.scratch, ws.heights, ws.feats,
             )
-            evaluated += 1
-            value = w_lh * 0.5 * lh2 + w_er * eroded + w_lines * lines + reply
-            prio = kernel.priority(self.rules.width, rot, x) if self.use_priority else 0
+            done = stop
+        best, best_value, best_prio = one_piece_best, kernel.NEG_INF, -(1 << 30)
+        for i in order[:done]:
+            value = values[i]
+            prio = kernel.priority(self.rules.width, ws.out[i, 0], ws.out[i, 1]) if self.use_priority else 0
             if value > best_value or (value == best_value and prio > best_prio):
-                best, best_value, best_prio = int(i), value, prio
-        if best_value == kernel.NEG_INF:  # every reply loses: fall back to the one-piece choice
-            return one_piece_best, float(ws.ratings[one_piece_best]), evaluated, True
-        return best, best_value, evaluated, True
+                best, best_value, best_prio = int(i), float(value), prio
+        if best_value == kernel.NEG_INF:  # every reply loses: keep the one-piece choice
+            return one_piece_best, float(ratings[one_piece_best]), done, complete
+        return best, best_value, done, complete

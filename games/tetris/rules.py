@@ -24,10 +24,11 @@ class Rules:
     the game ends when a piece sticks out above row H (before its rows clear).
 
     ``clear_top_row``: Fahey's ``CollapseAnyCompletedRows`` scans rows 1..H-1
-    only, so a full top row is never removed.  We default to False, his
-    behaviour, because every anchor we compare with (his 10 x 10 and 10 x 20
-    measurements, the 2003 rig) was produced by that code; the difference only
-    shows when the stack already touches the ceiling.
+    only, so a full top row stays unless a row below it clears in the same
+    landing and pulls it into reach.  We default to False, his behaviour,
+    because every anchor we compare with (his 10 x 10 and 10 x 20 measurements,
+    the 2003 rig) was produced by that code; the difference only shows when
+    the stack already touches the ceiling.
     """
 
     name: RulesName = "standard"

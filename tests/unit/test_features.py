@@ -118,20 +118,7 @@ def test_flat_i_on_the_floor_has_landing_height_one(implementation: str) -> None
 TOP_ROW_PULLED_DOWN = ["##...#", "###.##", "#.....", "#.....", "#.....", "#....."]
 
 
-@pytest.mark.parametrize(
-    "implementation",
-    [
-        "reference",
-        pytest.param(
-            "kernel",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="kernel.place scans only the piece's rows top-down, so a full top row that a "
-                "collapse pulls into row H-1 stays (1 row cleared, Fahey's scan clears 2)",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("implementation", ["reference", "kernel"])
 def test_full_top_row_is_removed_when_a_row_below_it_is(implementation: str) -> None:
     board = Board.from_rows(TOP_ROW_PULLED_DOWN)
     got = PLACEMENT_IMPLEMENTATIONS[implementation](board, "T", 1, 4, 6, Rules(width=6, height=6))
