@@ -7,19 +7,14 @@ Each subcommand lives in its own module, which adds itself with
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
+from . import bench_ai, demo, tune
 from .player_config import available_players, load_player, players_dir
-
-#: Modules that add top-level subcommands.
-COMMAND_MODULES = ("gamerig.daemon.demo", "gamerig.daemon.tune")
-#: Modules that add ``gamerigctl bench`` subcommands.
-BENCH_MODULES = ("gamerig.daemon.bench_ai",)
 
 #: Exit code for usage and configuration errors, as argparse uses.
 USAGE_ERROR = 2
@@ -49,22 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gamerigctl", description="Control and inspect the gamerig rig.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('gamerig')}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        _register_from(module, subparsers)
+    demo.register(subparsers)
     _register_players(subparsers)
     _register_bench(subparsers)
+    tune.register(subparsers)
     return parser
-
-
-def _register_from(module_name: str, subparsers: argparse._SubParsersAction) -> None:
-    """Let a module add its subcommands; a module not in this build yet adds none."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise  # the module exists but something it needs is missing: that is a real error
-        return
-    module.register(subparsers)
 
 
 def _register_bench(subparsers: argparse._SubParsersAction) -> None:
@@ -72,8 +56,7 @@ def _register_bench(subparsers: argparse._SubParsersAction) -> None:
         "bench", help="measure the AI's strength and speed", description="Benchmarks of the rig's parts."
     )
     bench_subparsers = bench.add_subparsers(title="benchmarks", metavar="BENCHMARK")
-    for module in BENCH_MODULES:
-        _register_from(module, bench_subparsers)
+    bench_ai.register(bench_subparsers)
     bench.set_defaults(func=lambda args: _usage(bench))
 
 
