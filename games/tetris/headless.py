@@ -58,14 +58,14 @@ def play_game(
     Applying the chosen placement equals pressing its keys in the engine (the
     property tests check that), so this loop skips the key-by-key simulation.
     Under standard rules each piece falls one row before its keys are pressed,
-    which costs one free-fall iteration in the score.
+    which costs one free-fall iteration in the score (none for a piece that
+    could not fall and landed where it spawned).
     """
     cells = np.zeros((rules.height, rules.width), dtype=np.uint8)
     heights = np.zeros(rules.width, dtype=np.int64)
     result = GameResult(height_histogram=[0] * (rules.height + 1))
     hist = result.height_histogram
     standard = rules.name == "standard"
-    falls = 1 if standard else 0
     clearable = rules.clearable_rows
     level = actual_level(0, initial_level)
     started = clock()
@@ -82,6 +82,8 @@ def play_game(
             break
         lines, _, _ = kernel.place(cells, cells, kind, placement.rotations, placement.x - 1, placement.y - 1, clearable)
         result.pieces += 1
+        # Standard Tetris: one free-fall row before the keys, unless the piece could not fall.
+        falls = 1 if standard and placement.y < rules.spawn_y else 0
         result.score += point_award(level, falls)
         result.lines += lines
         level = actual_level(result.lines, initial_level)

@@ -167,3 +167,41 @@ def test_priority_prefers_the_edges_then_the_left_then_fewer_rotations() -> None
     assert kernel.priority(10, 0, 0) == 510  # column 1: five from the spawn column 6, left of it
     assert kernel.priority(10, 0, 9) == 400  # column 10: four to the right
     assert kernel.priority(10, 3, 5) == -3  # at the spawn column after three turns
+
+
+def moves_inside_the_board(piece: str, width: int) -> int:
+    """(orientation, column) pairs that keep the piece inside a board of this width."""
+    from gamerig.games.tetris.pieces import ORIENTATIONS
+
+    return sum(width - (max(dx for dx, _ in o) - min(dx for dx, _ in o)) for o in ORIENTATIONS[piece])
+
+
+def kernel_reach(board: Board) -> tuple[int, int]:
+    feats = np.zeros(kernel.N_FEATURES)
+    kernel.board_features(board.cells, np.zeros(board.width, dtype=np.int64), feats)
+    return int(feats[kernel.FEATURE_NAMES.index("unreachable")]), int(feats[kernel.FEATURE_NAMES.index("blocked_spawns")])
+
+
+def test_a_blocked_spawn_makes_every_move_unreachable() -> None:
+    # 10 wide: O 9, I 7+10, S 8+9, Z 8+9, L/J/T 8+9+8+9 each = 162 moves; no piece can spawn.
+    board = Board.from_rows(["....##...."] + [".........."] * 8 + ["#........."])
+    assert kernel_reach(board) == (162, 7)
+
+
+def test_an_empty_board_blocks_nothing() -> None:
+    assert kernel_reach(Board(10, 10)) == (0, 0)
+
+
+@settings(max_examples=150)
+@given(board=piles())
+def test_unreachable_counts_the_moves_the_placement_search_cannot_reach(board: Board) -> None:
+    from gamerig.games.tetris.pieces import PIECE_NAMES
+
+    rules = Rules(width=board.width, height=board.height)
+    expected_blocked = 0
+    expected_spawns = 0
+    for piece in PIECE_NAMES:
+        reachable = len(enumerate_placements(board, piece, rules))
+        expected_blocked += moves_inside_the_board(piece, board.width) - reachable
+        expected_spawns += reachable == 0
+    assert kernel_reach(board) == (expected_blocked, expected_spawns)
