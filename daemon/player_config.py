@@ -14,7 +14,7 @@ from .config_errors import ConfigError
 
 #: The project's config folder in a source checkout or editable install.
 SOURCE_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-ALLOWED_KEYS = {"name", "description", "tie_break", "lookahead", "weights"}
+ALLOWED_KEYS = {"name", "description", "tie_break", "lookahead", "weights", "expect_top", "expect_rows"}
 
 
 def config_dir() -> Path:
@@ -70,6 +70,12 @@ def parse_player(path: Path) -> PlayerSpec:
     lookahead = data.get("lookahead", 1)
     if lookahead not in (1, 2) or isinstance(lookahead, bool):
         raise ConfigError(path, "lookahead", f"must be 1 or 2, got {lookahead!r}")
+    search = {}
+    for key in ("expect_top", "expect_rows"):
+        value = data.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(path, key, f"must be a whole number >= 0, got {value!r}")
+        search[key] = value
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not name:
         raise ConfigError(path, "name", "must be a non-empty string")
@@ -79,6 +85,7 @@ def parse_player(path: Path) -> PlayerSpec:
         tie_break=tie_break,
         lookahead=lookahead,
         description=str(data.get("description", "")),
+        **search,
     )
 
 
@@ -89,6 +96,8 @@ def dump_player(spec: PlayerSpec, path: Path, header: str = "") -> None:
         "description": spec.description,
         "tie_break": spec.tie_break,
         "lookahead": spec.lookahead,
+        "expect_top": spec.expect_top,
+        "expect_rows": spec.expect_rows,
         "weights": {k: round(float(v), 6) for k, v in spec.weights.items()},
     }
     comment = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())

@@ -447,19 +447,32 @@ def best_reply(cells, kind, standard, clearable, weights, out, scratch, heights,
     return best
 
 
+#: What a next piece that cannot be placed is worth in an expectation: finite, so the
+#: chance of losing is weighed against the other pieces, but below any real rating.
+LOSS = -1e9
+ANY_PIECE = -1
+
+
 @njit(cache=True)
-def two_piece_values(cells, kind, next_kind, standard, clearable, weights, out, order, start, stop, values, out2, after, scratch, heights, feats):
-    """Value first placements ``order[start:stop]`` (rows of ``out``) by the best next-piece reply.
+def reply_values(cells, kind, next_kind, standard, clearable, weights, out, order, start, stop, values, out2, after, scratch, heights, feats):
+    """Value first placements ``order[start:stop]`` (rows of ``out``) by the next piece's reply.
 
     value = the first placement's move terms (landing height, eroded cells,
-    rows cleared) + the rating of the best placement of ``next_kind`` on the
-    board it leaves; -inf when the next piece could not be placed.
+    rows cleared) + the rating of the next piece's best placement on the board
+    it leaves.  With ``next_kind`` known that is one best reply (-inf if it
+    cannot be placed); with ``ANY_PIECE`` it is the mean over the seven
+    equally likely pieces, a lost game counting ``LOSS``.
     """
     for j in range(start, stop):
         i = order[j]
-        r = out[i, C_ROT]
-        lines, eroded, lh2 = place(cells, after, kind, r, out[i, C_X], out[i, C_Y], clearable)
-        reply = best_reply(after, next_kind, standard, clearable, weights, out2, scratch, heights, feats)
+        lines, eroded, lh2 = place(cells, after, kind, out[i, C_ROT], out[i, C_X], out[i, C_Y], clearable)
+        if next_kind >= 0:
+            reply = best_reply(after, next_kind, standard, clearable, weights, out2, scratch, heights, feats)
+        else:
+            reply = 0.0
+            for k in range(N_KINDS):
+                r = best_reply(after, k, standard, clearable, weights, out2, scratch, heights, feats)
+                reply += (LOSS if r == NEG_INF else r) / N_KINDS
         if reply == NEG_INF:
             values[i] = NEG_INF
         else:

@@ -23,9 +23,9 @@ Clock = Callable[[], float]
 TieBreak = Literal["priority", "first"]
 
 FEATURE_NAMES = kernel.FEATURE_NAMES
-#: First placements valued per kernel call in the two-piece search: small enough that a
-#: time budget is checked often, large enough that call overhead stays negligible.
-TWO_PIECE_CHUNK = 6
+#: First placements re-valued per kernel call in the two-ply searches: small enough that
+#: a time budget is checked often, large enough that call overhead stays negligible.
+REFINE_CHUNK = 6
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,12 @@ class PlayerSpec:
     tie_break: TieBreak = "first"
     lookahead: int = 1  # 2: use the next piece when the game shows it
     description: str = ""
+    #: Without a preview, re-value this many of the best placements by the expected
+    #: best reply over the 7 equally likely next pieces (0: never) ...
+    expect_top: int = 0
+    #: ... when the pile reaches within this many rows of the top (where a wrong
+    #: move can end a Standard Tetris game); 0 means on every board.
+    expect_rows: int = 0
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.weights) - set(FEATURE_NAMES))
@@ -46,6 +52,8 @@ class PlayerSpec:
             raise ValueError(f"player {self.name!r}: tie_break must be 'priority' or 'first'")
         if self.lookahead not in (1, 2):
             raise ValueError(f"player {self.name!r}: lookahead must be 1 or 2")
+        if self.expect_top < 0 or self.expect_rows < 0:
+            raise ValueError(f"player {self.name!r}: expect_top and expect_rows must be >= 0")
 
     def weight_vector(self) -> np.ndarray:
         """Weights in kernel feature order (absent features weigh 0)."""
@@ -61,7 +69,8 @@ class Decision:
     elapsed_s: float
     evaluated: int  # placements rated
     complete: bool  # False when the time budget ran out before the search finished
-    lookahead: int = 1
+    lookahead: int = 1  # plies searched: 2 with the preview or the expectation over next pieces
+    used_preview: bool = False
 
 
 @dataclass
@@ -134,27 +143,43 @@ class Player:
         if best < 0 or best_rating == kernel.NEG_INF:
             return Decision(None, kernel.NEG_INF, self.clock() - start, evaluated, True)
         complete = True
-        lookahead = 1
-        if next_piece is not None and self.spec.lookahead == 2:
-            lookahead = 2
-            deadline = None if budget_s is None else start + budget_s
-            best, best_rating, extra, complete = self._two_piece(cells, piece, next_piece, n, best, deadline)
+        deadline = None if budget_s is None else start + budget_s
+        used_preview = next_piece is not None and self.spec.lookahead == 2
+        if used_preview:
+            next_kind, limit = kind_of(next_piece), n
+        elif self._in_expectation_zone(cells):
+            next_kind, limit = kernel.ANY_PIECE, self.spec.expect_top
+        else:
+            next_kind, limit = None, 0
+        if next_kind is not None:
+            best, best_rating, extra, complete = self._refine(cells, kind_of(piece), next_kind, n, limit, best, deadline)
             evaluated += extra
         placement = placement_from_row(piece, ws.out[best], self.rules)
-        return Decision(placement, float(best_rating), self.clock() - start, evaluated, complete, lookahead)
+        lookahead = 1 if next_kind is None else 2
+        return Decision(placement, float(best_rating), self.clock() - start, evaluated, complete, lookahead, used_preview)
 
-    def _two_piece(
-        self, cells: np.ndarray, piece: str, next_piece: str, n: int, one_piece_best: int, deadline: float | None
+    def _in_expectation_zone(self, cells: np.ndarray) -> bool:
+        """Whether to weigh the unknown next piece: enabled and the pile is high enough."""
+        if not self.spec.expect_top:
+            return False
+        if not self.spec.expect_rows:
+            return True
+        return kernel.column_heights(cells, self._ws.heights) > self.rules.height - self.spec.expect_rows
+
+    def _refine(
+        self, cells: np.ndarray, kind: int, next_kind: int, n: int, limit: int, one_piece_best: int,
+        deadline: float | None,
     ) -> tuple[int, float, int, bool]:
-        """Refine the one-piece choice by the best reply of the next piece; best-first, anytime.
+        """Re-value the ``limit`` best one-piece placements by the next piece's reply; anytime.
 
-        First placements are valued in one-piece order, a chunk at a time, so
-        when the budget runs out the most promising ones have been looked at.
+        ``next_kind`` is the previewed piece, or ``kernel.ANY_PIECE`` for the
+        expectation over all seven.  Placements are valued best-first, a chunk
+        at a time, so when the budget runs out the most promising ones are done.
         """
         ws = self._ws
         ratings = ws.ratings[:n]
         order = np.argsort(-ratings, kind="stable")
-        order = order[ratings[order] > kernel.NEG_INF]
+        order = order[ratings[order] > kernel.NEG_INF][:limit]
         values = ws.values
         done = 0
         complete = True
@@ -162,9 +187,9 @@ class Player:
             if deadline is not None and done and self.clock() >= deadline:
                 complete = False
                 break
-            stop = min(done + TWO_PIECE_CHUNK, len(order))
-            kernel.two_piece_values(
-                cells, kind_of(piece), kind_of(next_piece), self._standard, self._clearable, self.weights,
+            stop = min(done + REFINE_CHUNK, len(order))
+            kernel.reply_values(
+                cells, kind, next_kind, self._standard, self._clearable, self.weights,
                 ws.out, order, done, stop, values, ws.out2, ws.after_first, ws.scratch, ws.heights, ws.feats,
             )
             done = stop

@@ -8,12 +8,14 @@ import pytest
 
 from gamerig.daemon.player_config import load_player
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import Game
+from gamerig.games.tetris.engine import Game, collapse_full_rows
 from gamerig.games.tetris.headless import play_game
 from gamerig.games.tetris.placements import enumerate_placements
 from gamerig.games.tetris.players import Player, PlayerSpec
 from gamerig.games.tetris.rules import Rules
-from gamerig.games.tetris.sequence import FixedPieces, RandomPieces
+from gamerig.games.tetris.sequence import RandomPieces
+
+import reference_features as reference
 
 RULES = Rules(width=10, height=20)
 
@@ -101,3 +103,32 @@ def test_headless_play_equals_pressing_the_keys_in_the_engine() -> None:
             game.press(key)
     assert (game.lines, game.pieces) == (fast.lines, fast.pieces)
     assert fast.score == game.score
+
+
+def test_the_expectation_over_next_pieces_runs_only_near_the_top() -> None:
+    spec = dataclasses.replace(load_player("dellacherie"), expect_top=4, expect_rows=8)
+    player = Player(spec, RULES)
+    low = player.choose(WELL_BOARD, "T")
+    high_board = Board.from_rows(["." * 10] * 6 + ["#" * 4 + "." * 5 + "#"] * 14)
+    high = player.choose(high_board, "T")
+    assert (low.lookahead, high.lookahead) == (1, 2)
+    assert not high.used_preview and high.placement in enumerate_placements(high_board, "T", RULES)
+    # Four candidates were re-valued on top of the one-piece pass.
+    assert high.evaluated == len(enumerate_placements(high_board, "T", RULES)) + 4
+
+
+def test_the_expectation_is_the_mean_best_reply_over_the_seven_pieces() -> None:
+    board = Board.from_rows(["." * 10] * 4 + ["##.####.##"] * 3 + ["#########."] * 13)
+    spec = dataclasses.replace(load_player("dellacherie"), expect_top=40)
+    decision = Player(spec, RULES).choose(board, "I")
+    chosen = decision.placement
+    # Recompute its value from public parts: the move terms, then each piece's best one-piece reply.
+    after = board.copy()
+    for cell in chosen.cells():
+        after[cell] = 1
+    moves = reference.placement_features(board, "I", chosen.orientation, chosen.x, chosen.y, RULES)
+    collapse_full_rows(after, RULES.clearable_rows)
+    one_piece = Player(load_player("dellacherie"), RULES)
+    replies = [one_piece.choose(after, piece).rating for piece in "OISZLJT"]
+    expected = -moves["landing_height"] + moves["eroded_cells"] + sum(replies) / 7
+    assert decision.rating == pytest.approx(expected)
