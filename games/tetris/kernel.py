@@ -90,6 +90,21 @@ def drop_row(cells, kind, rot, x, y):
 
 
 @njit(cache=True)
+def landing_row(cells, heights, kind, rot, x, y):
+    """Where a piece at (x, y) lands when dropped: from the column heights when it is
+    above every column it covers (all cells above a column's top are empty), else
+    by stepping down."""
+    land = -1000
+    for c in range(4):
+        need = heights[x + SHAPES[kind, rot, c, 0]] - SHAPES[kind, rot, c, 1]
+        if need > land:
+            land = need
+    if land <= y:
+        return land
+    return drop_row(cells, kind, rot, x, y)
+
+
+@njit(cache=True)
 def column_heights(cells, heights):
     """Fill heights[x] with 1 + the row of the top filled cell (0 if empty); return the max."""
     h, w = cells.shape
@@ -107,14 +122,15 @@ def column_heights(cells, heights):
 
 
 @njit(cache=True)
-def standard_candidates(cells, kind, out):
+def standard_candidates(cells, kind, heights, out):
     """Placements reachable under Fahey's rules; returns their count, -1 if the spawn is blocked.
 
     The piece spawns at (W/2, H-1) 0-based, is moved after falling one row:
     rotations first (each must fit), then single-column translations (each
     must fit), then dropped.  Rows of ``out`` are (rotations, x, landing y),
     ordered by rotations then x ascending, which is Fahey's search order.  A
-    piece that cannot fall one row lands where it spawned.
+    piece that cannot fall one row lands where it spawned.  ``heights`` are
+    the board's column heights.
     """
     h, w = cells.shape
     sx = w // 2
@@ -140,7 +156,7 @@ def standard_candidates(cells, kind, out):
         for x in range(left, right + 1):
             out[n, C_ROT] = r
             out[n, C_X] = x
-            out[n, C_Y] = drop_row(cells, kind, r, x, my)
+            out[n, C_Y] = landing_row(cells, heights, kind, r, x, my)
             n += 1
     return n
 
@@ -150,10 +166,9 @@ def simplified_candidates(cells, kind, heights, out):
     """Every orientation and column dropped from above (the research literature's game).
 
     Landing rows may lie above the board: such a placement ends the game and
-    callers skip it.  Returns the count.
+    callers skip it.  ``heights`` are the board's column heights.  Returns the count.
     """
     h, w = cells.shape
-    column_heights(cells, heights)
     n = 0
     for r in range(ORIENT_COUNT[kind]):
         lo = 0
@@ -276,9 +291,14 @@ def reach_counts(cells):
 
 @njit(cache=True)
 def board_features(cells, heights, feats):
-    """Fill feats[2:] except rows_cleared (board-only features of a settled board)."""
+    """Fill the board-only features of a settled board (all but landing height, eroded, rows cleared)."""
+    settled_features(cells, heights, column_heights(cells, heights), feats)
+
+
+@njit(cache=True)
+def settled_features(cells, heights, top, feats):
+    """board_features given the board's column heights and pile height."""
     h, w = cells.shape
-    top = column_heights(cells, heights)
     # row transitions: rows above the pile count 2 each
     rowt = 2 * (h - top)
     rows_with_holes = 0
@@ -302,24 +322,25 @@ def board_features(cells, heights, feats):
     wells = 0
     for x in range(w):
         hx = heights[x]
+        # one pass down the column: holes, hole depth, and transitions with the
+        # sky above (+1 from the top cell) and the filled floor below
+        colt += 1
         prev = 1
         filled_above = 0
         depth_here = 0
         for y in range(hx - 1, -1, -1):
             cur = cells[y, x]
+            if cur != prev:
+                colt += 1
+            prev = cur
             if cur != 0:
                 filled_above += 1
             else:
                 holes += 1
                 depth_here = filled_above
-        hole_depth += depth_here
-        for y in range(hx):
-            cur = cells[y, x]
-            if cur != prev:
-                colt += 1
-            prev = cur
-        if prev == 1:  # into the empty rows above, or into the sky at the top row
+        if prev == 0:
             colt += 1
+        hole_depth += depth_here
         # wells: sum the empty run below each flanked empty cell (walls are filled)
         lh = h if x == 0 else heights[x - 1]
         rh = h if x == w - 1 else heights[x + 1]
@@ -358,11 +379,37 @@ def board_features(cells, heights, feats):
 @njit(cache=True)
 def placement_features(src, dst, heights, kind, rot, x, y, clearable, feats):
     """Place a piece on a copy and fill the full feature vector; returns rows cleared."""
+    base = np.empty_like(heights)
+    column_heights(src, base)
+    return features_after(src, dst, base, heights, kind, rot, x, y, clearable, feats)
+
+
+@njit(cache=True)
+def features_after(src, dst, base, heights, kind, rot, x, y, clearable, feats):
+    """placement_features given ``base``, the column heights of ``src``.
+
+    Without a line clear the new heights follow from the piece alone, which
+    saves rescanning every column for each of the dozens of candidates.
+    """
     lines, eroded, lh2 = place(src, dst, kind, rot, x, y, clearable)
     feats[0] = 0.5 * lh2
     feats[1] = eroded
     feats[8] = lines
-    board_features(dst, heights, feats)
+    if lines:
+        top = column_heights(dst, heights)
+    else:
+        top = 0
+        for cx in range(heights.shape[0]):
+            heights[cx] = base[cx]
+        for c in range(4):
+            cx = x + SHAPES[kind, rot, c, 0]
+            cy = y + SHAPES[kind, rot, c, 1] + 1
+            if cy > heights[cx]:
+                heights[cx] = cy
+        for cx in range(heights.shape[0]):
+            if heights[cx] > top:
+                top = heights[cx]
+    settled_features(dst, heights, top, feats)
     return lines
 
 
@@ -387,14 +434,18 @@ def priority(w, rot, x):
 
 @njit(cache=True)
 def candidates(cells, kind, standard, heights, out):
-    """Placements of a piece under either rule set (see the two functions above)."""
+    """Placements of a piece under either rule set (see the two functions above).
+
+    Leaves the board's column heights in ``heights``.
+    """
+    column_heights(cells, heights)
     if standard:
-        return standard_candidates(cells, kind, out)
+        return standard_candidates(cells, kind, heights, out)
     return simplified_candidates(cells, kind, heights, out)
 
 
 @njit(cache=True)
-def rate_candidates(cells, kind, standard, clearable, weights, use_priority, out, ratings, scratch, heights, feats):
+def rate_candidates(cells, kind, standard, clearable, weights, use_priority, out, ratings, scratch, base, heights, feats):
     """Rate every placement; returns (count, index of the best, its rating).
 
     Placements that end the game (simplified rules: sticking out above the
@@ -402,7 +453,7 @@ def rate_candidates(cells, kind, standard, clearable, weights, use_priority, out
     otherwise the first found wins.  Count -1 means the piece cannot spawn.
     """
     h, w = cells.shape
-    n = candidates(cells, kind, standard, heights, out)
+    n = candidates(cells, kind, standard, base, out)
     best = -1
     best_rating = NEG_INF
     best_prio = -(1 << 30)
@@ -413,7 +464,7 @@ def rate_candidates(cells, kind, standard, clearable, weights, use_priority, out
         if piece_top(kind, r, y) >= h:
             ratings[i] = NEG_INF
             continue
-        placement_features(cells, scratch, heights, kind, r, x, y, clearable, feats)
+        features_after(cells, scratch, base, heights, kind, r, x, y, clearable, feats)
         v = rate(feats, weights)
         ratings[i] = v
         if best < 0 or v > best_rating:
@@ -430,21 +481,10 @@ def rate_candidates(cells, kind, standard, clearable, weights, use_priority, out
 
 
 @njit(cache=True)
-def best_reply(cells, kind, standard, clearable, weights, out, scratch, heights, feats):
+def best_reply(cells, kind, standard, clearable, weights, out, ratings, scratch, base, heights, feats):
     """Rating of the best placement of ``kind`` on ``cells``; -inf if it cannot spawn or place."""
-    h, w = cells.shape
-    n = candidates(cells, kind, standard, heights, out)
-    best = NEG_INF
-    for i in range(n):
-        r = out[i, C_ROT]
-        y = out[i, C_Y]
-        if piece_top(kind, r, y) >= h:
-            continue
-        placement_features(cells, scratch, heights, kind, r, out[i, C_X], y, clearable, feats)
-        v = rate(feats, weights)
-        if v > best:
-            best = v
-    return best
+    n, best, rating = rate_candidates(cells, kind, standard, clearable, weights, False, out, ratings, scratch, base, heights, feats)
+    return rating if best >= 0 else NEG_INF
 
 
 #: What a next piece that cannot be placed is worth in an expectation: finite, so the
@@ -454,7 +494,7 @@ ANY_PIECE = -1
 
 
 @njit(cache=True)
-def reply_values(cells, kind, next_kind, standard, clearable, weights, out, order, start, stop, values, out2, after, scratch, heights, feats):
+def reply_values(cells, kind, next_kind, standard, clearable, weights, out, order, start, stop, values, out2, ratings2, after, scratch, base, heights, feats):
     """Value first placements ``order[start:stop]`` (rows of ``out``) by the next piece's reply.
 
     value = the first placement's move terms (landing height, eroded cells,
@@ -467,11 +507,11 @@ def reply_values(cells, kind, next_kind, standard, clearable, weights, out, orde
         i = order[j]
         lines, eroded, lh2 = place(cells, after, kind, out[i, C_ROT], out[i, C_X], out[i, C_Y], clearable)
         if next_kind >= 0:
-            reply = best_reply(after, next_kind, standard, clearable, weights, out2, scratch, heights, feats)
+            reply = best_reply(after, next_kind, standard, clearable, weights, out2, ratings2, scratch, base, heights, feats)
         else:
             reply = 0.0
             for k in range(N_KINDS):
-                r = best_reply(after, k, standard, clearable, weights, out2, scratch, heights, feats)
+                r = best_reply(after, k, standard, clearable, weights, out2, ratings2, scratch, base, heights, feats)
                 reply += (LOSS if r == NEG_INF else r) / N_KINDS
         if reply == NEG_INF:
             values[i] = NEG_INF

@@ -80,9 +80,11 @@ class _Workspace:
     out: np.ndarray
     out2: np.ndarray
     ratings: np.ndarray
+    ratings2: np.ndarray
     scratch: np.ndarray
     after_first: np.ndarray
     heights: np.ndarray
+    base_heights: np.ndarray
     values: np.ndarray
     feats: np.ndarray = field(default_factory=lambda: np.zeros(kernel.N_FEATURES))
 
@@ -92,9 +94,11 @@ class _Workspace:
             out=np.zeros((kernel.MAX_CANDIDATES, 3), dtype=np.int64),
             out2=np.zeros((kernel.MAX_CANDIDATES, 3), dtype=np.int64),
             ratings=np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64),
+            ratings2=np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64),
             scratch=np.zeros((height, width), dtype=np.uint8),
             after_first=np.zeros((height, width), dtype=np.uint8),
             heights=np.zeros(width, dtype=np.int64),
+            base_heights=np.zeros(width, dtype=np.int64),
             values=np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64),
         )
 
@@ -137,7 +141,7 @@ class Player:
         ws = self._ws
         n, best, best_rating = kernel.rate_candidates(
             cells, kind_of(piece), self._standard, self._clearable, self.weights,
-            self.use_priority, ws.out, ws.ratings, ws.scratch, ws.heights, ws.feats,
+            self.use_priority, ws.out, ws.ratings, ws.scratch, ws.base_heights, ws.heights, ws.feats,
         )
         evaluated = max(n, 0)
         if best < 0 or best_rating == kernel.NEG_INF:
@@ -190,7 +194,8 @@ class Player:
             stop = min(done + REFINE_CHUNK, len(order))
             kernel.reply_values(
                 cells, kind, next_kind, self._standard, self._clearable, self.weights,
-                ws.out, order, done, stop, values, ws.out2, ws.after_first, ws.scratch, ws.heights, ws.feats,
+                ws.out, order, done, stop, values, ws.out2, ws.ratings2, ws.after_first, ws.scratch,
+                ws.base_heights, ws.heights, ws.feats,
             )
             done = stop
         best, best_value, best_prio = one_piece_best, kernel.NEG_INF, -(1 << 30)
