@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         weights=dict(zip(features, (float(w) for w in method.mean))),
         tie_break=args.tie_break,
         lookahead=args.lookahead,
+        expect_top=args.expect_top,
+        expect_rows=args.expect_rows,
         description=args.description or f"cross-entropy tuned on {rules.name} {rules.width}x{rules.height}",
     )
     header = "\n".join(["Tuned by the cross-entropy method; reproduce with:",
@@ -158,6 +160,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tie-break", default="priority", choices=("priority", "first"))
     parser.add_argument("--lookahead", type=int, default=2, choices=(1, 2),
                         help="look-ahead of the written player (tuning itself plays one-piece)")
+    parser.add_argument("--expect-top", type=int, default=0,
+                        help="written player: without a preview, re-value this many best placements by the expected next piece")
+    parser.add_argument("--expect-rows", type=int, default=0,
+                        help="written player: ... when the pile is within this many rows of the top (0: always)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes that play games")
 
