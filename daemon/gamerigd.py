@@ -14,11 +14,10 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from gamerig.games.tetris.rules import MAX_HEIGHT, MAX_WIDTH, MIN_HEIGHT, MIN_WIDTH, Rules
 
-from .config_errors import ConfigError
+from .config_errors import ConfigError, load_yaml
 from .player_config import config_dir, load_player
 
 #: Exit code for a bad configuration or an unavailable mode, as for usage errors.
@@ -48,12 +47,7 @@ def default_config_path() -> Path:
 
 def load_rig_config(path: Path) -> RigConfig:
     """Read and validate the rig config; every problem is a ConfigError naming the file and the key."""
-    try:
-        data: Any = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(path, None, f"cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(path, None, f"not valid YAML: {_yaml_problem(exc)}") from exc
+    data = load_yaml(path)
     top = _section(data, path, "", TOP_KEYS)
     rules = _section(top["rules"], path, "rules.", RULES_KEYS)
     game = _choice(top["game"], path, "game", GAMES)
@@ -70,13 +64,6 @@ def load_rig_config(path: Path) -> RigConfig:
         preview=_bool(top["preview"], path, "preview"),
         player=_player(top["player"], path),
     )
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """PyYAML's message on one line: what is wrong and where."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark else problem
 
 
 def _section(data: Any, path: Path, prefix: str, keys: Sequence[str]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import yaml
 
 from gamerig.games.tetris.players import FEATURE_NAMES, PlayerSpec
 
-from .config_errors import ConfigError
+from .config_errors import ConfigError, load_yaml
 
 #: The project's config folder in a source checkout or editable install.
 SOURCE_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -45,12 +45,7 @@ def load_player(name_or_path: str) -> PlayerSpec:
 
 def parse_player(path: Path) -> PlayerSpec:
     """Read and validate one player file; every problem names the file and the key."""
-    try:
-        data: Any = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(path, None, f"cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(path, None, f"not valid YAML: {exc}") from exc
+    data = load_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(path, None, "expected a mapping with name, weights, tie_break, lookahead")
     unknown = sorted(set(data) - ALLOWED_KEYS)

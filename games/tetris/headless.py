@@ -71,23 +71,21 @@ def play_game(
     started = clock()
     piece = source.next()
     while True:
-        kind = kind_of(piece)
-        if standard and kernel.spawn_blocked(cells, kind):
-            break
         next_piece = source.peek() if preview else None
         decision = player.choose(cells, piece, next_piece)
-        result.decision_s.append(decision.elapsed_s)
         placement = decision.placement
-        if placement is None:
+        if placement is None:  # the piece cannot spawn (standard) or fit anywhere (simplified)
             break
-        lines, _, _ = kernel.place(cells, cells, kind, placement.rotations, placement.x - 1, placement.y - 1, clearable)
+        result.decision_s.append(decision.elapsed_s)
+        kind = kind_of(piece)
+        lines, pile = kernel.settle(cells, kind, placement.rotations, placement.x - 1, placement.y - 1, clearable, heights)
         result.pieces += 1
         # Standard Tetris: one free-fall row before the keys, unless the piece could not fall.
         falls = 1 if standard and placement.y < rules.spawn_y else 0
         result.score += point_award(level, falls)
         result.lines += lines
         level = actual_level(result.lines, initial_level)
-        hist[kernel.column_heights(cells, heights)] += 1
+        hist[pile] += 1
         piece = source.next()
         if on_piece is not None:
             on_piece(GameView(cells, piece, source.peek() if preview else None, result, level))

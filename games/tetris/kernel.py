@@ -94,6 +94,29 @@ def drop_row(cells, kind, rot, x, y):
 
 
 @njit(cache=True)
+def horizontal_extent(kind, rot):
+    """Leftmost and rightmost column offsets of a piece's cells."""
+    lo = 0
+    hi = 0
+    for c in range(4):
+        lo = min(lo, SHAPES[kind, rot, c, 0])
+        hi = max(hi, SHAPES[kind, rot, c, 0])
+    return lo, hi
+
+
+@njit(cache=True)
+def reachable_span(cells, kind, rot, x, y):
+    """Leftmost and rightmost origin columns reachable from (x, y) one column at a time."""
+    left = x
+    while fits(cells, kind, rot, left - 1, y):
+        left -= 1
+    right = x
+    while fits(cells, kind, rot, right + 1, y):
+        right += 1
+    return left, right
+
+
+@njit(cache=True)
 def landing_row(cells, heights, kind, rot, x, y):
     """Where a piece at (x, y) lands when dropped: from the column heights when it is
     above every column it covers (all cells above a column's top are empty), else
@@ -151,12 +174,7 @@ def standard_candidates(cells, kind, heights, out):
     for r in range(ORIENT_COUNT[kind]):
         if r > 0 and not fits(cells, kind, r, sx, my):
             break
-        left = sx
-        while fits(cells, kind, r, left - 1, my):
-            left -= 1
-        right = sx
-        while fits(cells, kind, r, right + 1, my):
-            right += 1
+        left, right = reachable_span(cells, kind, r, sx, my)
         for x in range(left, right + 1):
             out[n, C_ROT] = r
             out[n, C_X] = x
@@ -175,12 +193,7 @@ def simplified_candidates(cells, kind, heights, out):
     h, w = cells.shape
     n = 0
     for r in range(ORIENT_COUNT[kind]):
-        lo = 0
-        hi = 0
-        for c in range(4):
-            dx = SHAPES[kind, r, c, 0]
-            lo = min(lo, dx)
-            hi = max(hi, dx)
+        lo, hi = horizontal_extent(kind, r)
         for x in range(-lo, w - hi):
             y = -1000
             for c in range(4):
@@ -265,11 +278,7 @@ def reach_counts(cells):
     for kind in range(N_KINDS):
         total = 0
         for r in range(ORIENT_COUNT[kind]):
-            lo = 0
-            hi = 0
-            for c in range(4):
-                lo = min(lo, SHAPES[kind, r, c, 0])
-                hi = max(hi, SHAPES[kind, r, c, 0])
+            lo, hi = horizontal_extent(kind, r)
             total += w - (hi - lo)
         if not fits(cells, kind, 0, sx, h - 1):
             blocked_spawns += 1
@@ -282,12 +291,7 @@ def reach_counts(cells):
         for r in range(ORIENT_COUNT[kind]):
             if r > 0 and not fits(cells, kind, r, sx, my):
                 break
-            left = sx
-            while fits(cells, kind, r, left - 1, my):
-                left -= 1
-            right = sx
-            while fits(cells, kind, r, right + 1, my):
-                right += 1
+            left, right = reachable_span(cells, kind, r, sx, my)
             reached += right - left + 1
         blocked_moves += total - reached
     return blocked_moves, blocked_spawns
@@ -524,7 +528,7 @@ def reply_values(cells, kind, next_kind, standard, clearable, weights, out, orde
 
 
 @njit(cache=True)
-def spawn_blocked(cells, kind):
-    """True when a new piece of this kind does not fit at its spawn position (game over)."""
-    h, w = cells.shape
-    return not fits(cells, kind, 0, w // 2, h - 1)
+def settle(cells, kind, rot, x, y, clearable, heights):
+    """Land a chosen placement in place; returns (rows cleared, pile height after)."""
+    lines, _, _ = place(cells, cells, kind, rot, x, y, clearable)
+    return lines, column_heights(cells, heights)

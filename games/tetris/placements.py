@@ -31,7 +31,12 @@ class Placement:
     rotations: int
     x: int
     y: int
-    keys: tuple[str, ...]
+    spawn_x: int  # the column the piece's keys start from
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The keys that reach this placement (derived on demand: the fast loops never need them)."""
+        return keys_for(self.rotations, self.x, self.spawn_x)
 
     @property
     def orientation(self) -> int:
@@ -53,7 +58,7 @@ def keys_for(rotations: int, x: int, spawn_x: int) -> tuple[str, ...]:
 def placement_from_row(piece: str, row: np.ndarray, rules: Rules) -> Placement:
     """Turn a kernel candidate row (0-based rotations, x, y) into a Placement."""
     rot, x0, y0 = int(row[kernel.C_ROT]), int(row[kernel.C_X]), int(row[kernel.C_Y])
-    return Placement(piece, rot, x0 + 1, y0 + 1, keys_for(rot, x0 + 1, rules.spawn_x))
+    return Placement(piece, rot, x0 + 1, y0 + 1, rules.spawn_x)
 
 
 def kind_of(piece: str) -> int:
