@@ -1,1 +1,1 @@
-"""gamerig package."""
+"""gamerig.daemon: the gamerigd supervisor, gamerigctl and its commands, config loading."""

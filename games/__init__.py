@@ -1,1 +1,1 @@
-"""gamerig package."""
+"""gamerig.games: pure game logic, no I/O; each game in its own package."""

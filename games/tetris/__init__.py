@@ -1,1 +1,1 @@
-"""gamerig package."""
+"""Standard Tetris: rules, engine, placements, compiled search kernels, players, headless play, tuning."""
