@@ -1,0 +1,1 @@
+"""gamerig.hardware.sim: the simulated target machine and its synthetic camera."""
