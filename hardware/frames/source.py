@@ -219,9 +219,9 @@ class FrameSource:
         while not self._stop.is_set():
             try:
                 capture = self._device.open()
-            except SourceLost as error:
+            except Exception as error:  # noqa: BLE001 (the reader thread must outlive any device fault)
                 failures += 1
-                self._lost(error, self._backoff.delay(failures))
+                self._lost(_as_lost(error), self._backoff.delay(failures))
                 continue
             if opened_before:
                 with self._lock:
@@ -247,8 +247,8 @@ class FrameSource:
             except SourceEnded:
                 self._set_state(SourceState.ENDED)
                 return None
-            except SourceLost as error:
-                return error, read_any
+            except Exception as error:  # noqa: BLE001 (the reader thread must outlive any device fault)
+                return _as_lost(error), read_any
             read_any = True
             with self._lock:
                 if self._state is SourceState.CLOSED:
@@ -275,3 +275,13 @@ class FrameSource:
             if self._state is not SourceState.CLOSED:
                 self._state = state
             self._lock.notify_all()
+
+
+def _as_lost(error: Exception) -> SourceLost:
+    """A device fault as SourceLost; an unexpected one (cv2.error, OSError) is logged with its traceback."""
+    if isinstance(error, SourceLost):
+        return error
+    log.error("unexpected device fault", exc_info=error)
+    lost = SourceLost(f"{type(error).__name__}: {error}")
+    lost.__cause__ = error
+    return lost

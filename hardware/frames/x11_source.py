@@ -19,7 +19,7 @@ import numpy as np
 from gamerig.hardware.frames.source import Pacer, SourceLost
 
 Z_PIXMAP = 2
-MSB_FIRST = 1
+LSB_FIRST, MSB_FIRST = 0, 1  # XImage byte_order
 DEFAULT_FPS = 30.0
 ALL_PLANES = ctypes.c_ulong(-1).value
 
@@ -188,7 +188,7 @@ class X11Capture:
 def _bgr_from_ximage(image: _XImage, name: str) -> np.ndarray:
     """Copy a 32-bit-per-pixel ZPixmap into BGR; in memory a pixel is B, G, R, pad (LSBFirst) or pad, R, G, B."""
     if image.bits_per_pixel != 32:
-        raise SourceLost(f"X display {name}: {image.bits_per_pixel}-bit pixels are not supported (need 24/32-bit colour)")
+        raise SourceLost(f"X display {name}: {image.bits_per_pixel}-bit pixels are not supported (need 24-bit colour)")
     raw = np.ctypeslib.as_array(image.data, shape=(image.height * image.bytes_per_line,))
     rows = raw.reshape(image.height, image.bytes_per_line)[:, : image.width * 4]
     pixels = rows.reshape(image.height, image.width, 4)

@@ -4,6 +4,7 @@ video files written by cv2.VideoWriter, and an Xvfb screen when one is installed
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import selectors
 import shutil
@@ -27,6 +28,7 @@ from gamerig.hardware.frames import (
     SourceState,
     open_source,
 )
+from gamerig.hardware.frames.x11_source import LSB_FIRST, MSB_FIRST, _bgr_from_ximage, _XImage
 from support.mjpeg_server import MjpegServer, read_stamp
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "support" / "mjpeg_server.py"
@@ -244,3 +246,34 @@ def test_x11_region_of_an_xvfb_screen(tmp_path: Path) -> None:
     finally:
         xvfb.terminate()
         xvfb.wait(timeout=5.0)
+
+
+def test_x11_display_that_does_not_exist_is_reported_and_retried() -> None:
+    display = ":" + str(next(n for n in range(150, 250) if not Path(f"/tmp/.X11-unix/X{n}").exists()))
+    with open_source(f"x11://{display}", backoff=FAST_RETRY) as source:
+        with pytest.raises(FrameTimeout, match=f"X display {display} could not be opened"):
+            source.read(timeout=0.3)
+        assert source.status().state is SourceState.DISCONNECTED
+
+
+@pytest.mark.parametrize("byte_order", [LSB_FIRST, MSB_FIRST])
+def test_x11_pixels_become_bgr_without_row_padding(byte_order: int) -> None:
+    height, width, bytes_per_line = 2, 3, 16  # 12 bytes of pixels and 4 of padding per row
+    bgr = np.arange(height * width * 3, dtype=np.uint8).reshape(height, width, 3) + 1
+    buffer = np.zeros((height, bytes_per_line), np.uint8)
+    pixels = buffer[:, : width * 4].reshape(height, width, 4)
+    if byte_order == LSB_FIRST:
+        pixels[:, :, :3] = bgr  # B, G, R, pad
+    else:
+        pixels[:, :, 1:] = bgr[:, :, ::-1]  # pad, R, G, B
+    image = _XImage(width=width, height=height, byte_order=byte_order, bytes_per_line=bytes_per_line, bits_per_pixel=32)
+    image.data = buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
+    np.testing.assert_array_equal(_bgr_from_ximage(image, ":0"), bgr)
+
+
+def test_reopen_delays_double_up_to_the_cap() -> None:
+    backoff = Backoff(initial=0.1, cap=1.0)
+    assert [backoff.delay(failures) for failures in range(1, 7)] == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.0, 1.0])
+    assert backoff.delay(10_000) == 1.0
+    with pytest.raises(ValueError, match="0 < initial <= cap"):
+        Backoff(initial=2.0, cap=1.0)
