@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import os
 import time
 from dataclasses import dataclass
 
@@ -52,6 +53,13 @@ def _opened(capture: cv2.VideoCapture, name: str) -> cv2.VideoCapture:
     return capture
 
 
+# OpenCV's V4L2 backend ignores CAP_PROP_READ_TIMEOUT_MSEC and waits up to this many whole seconds
+# (default 10) for a frame from a stalled camera. It reads the variable once, on the process's first
+# V4L2 capture, so it is set (unless the operator already did) just before the first camera opens.
+V4L2_SELECT_TIMEOUT_ENV = "OPENCV_VIDEOIO_V4L_SELECT_TIMEOUT"
+V4L2_SELECT_TIMEOUT_S = "2"
+
+
 @dataclass(frozen=True, slots=True)
 class V4L2Camera:
     """A V4L2 camera such as /dev/video0, asked for MJPG and a one-frame driver buffer.
@@ -68,6 +76,7 @@ class V4L2Camera:
 
     def open(self) -> OpenCvCapture:
         """Open the camera and request its format; SourceLost if the device cannot be opened."""
+        os.environ.setdefault(V4L2_SELECT_TIMEOUT_ENV, V4L2_SELECT_TIMEOUT_S)
         capture = _opened(cv2.VideoCapture(self.path, cv2.CAP_V4L2), self.path)
         # Best effort, in this order: the pixel format decides which sizes and rates exist.
         capture.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*self.fourcc))

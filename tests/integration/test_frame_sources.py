@@ -277,3 +277,11 @@ def test_reopen_delays_double_up_to_the_cap() -> None:
     assert backoff.delay(10_000) == 1.0
     with pytest.raises(ValueError, match="0 < initial <= cap"):
         Backoff(initial=2.0, cap=1.0)
+
+
+def test_missing_camera_is_reported_and_retried(tmp_path: Path) -> None:
+    camera = tmp_path / "video9"
+    with open_source(f"v4l2://{camera}?width=640&height=480&fps=30", backoff=FAST_RETRY) as source:
+        with pytest.raises(FrameTimeout, match=f"{camera}: could not be opened"):
+            source.read(timeout=0.3)
+        assert source.status().state is SourceState.DISCONNECTED
