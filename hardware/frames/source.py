@@ -173,13 +173,13 @@ class FrameSource:
         deadline = time.monotonic() + timeout
         with self._lock:
             while True:
+                if self._state is SourceState.CLOSED:
+                    raise SourceClosed(f"{self.name}: closed")
                 latest = self._latest
                 if latest is not None and latest.sequence > self._delivered_sequence:
                     self._delivered_sequence = latest.sequence
                     self._delivered += 1
                     return latest
-                if self._state is SourceState.CLOSED:
-                    raise SourceClosed(f"{self.name}: closed")
                 if self._state is SourceState.ENDED:
                     raise SourceEnded(f"{self.name}: no more frames")
                 remaining = deadline - time.monotonic()
