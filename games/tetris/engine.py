@@ -38,7 +38,11 @@ from .rules import Rules, actual_level, iteration_delay, point_award
 from .sequence import PieceSource, SplitMix64
 
 Key = Literal["rotate", "left", "right", "drop"]
-KEYS: Final[tuple[Key, ...]] = ("rotate", "left", "right", "drop")
+ROTATE: Final = "rotate"
+LEFT: Final = "left"
+RIGHT: Final = "right"
+DROP: Final = "drop"
+KEYS: Final[tuple[Key, ...]] = (ROTATE, LEFT, RIGHT, DROP)
 
 EventKind = Literal["spawned", "landed", "rows_cleared", "game_over"]
 

@@ -8,11 +8,10 @@ import numpy as np
 
 from . import kernel
 from .board import Board
+from .engine import DROP, LEFT, RIGHT, ROTATE
 from .pieces import PIECE_NAMES, cells as piece_cells
 from .rules import Rules
 
-LEFT, RIGHT, ROTATE, DROP = "left", "right", "rotate", "drop"
-KEYS = (LEFT, RIGHT, ROTATE, DROP)
 
 
 @dataclass(frozen=True)
