@@ -1,0 +1,112 @@
+"""Commit what the camera sees only once it is stable and explainable by play.
+
+A change of the observed board is committed after ``k`` agreeing consecutive frames, so a
+single misread frame (noise, a half-drawn screen) never reaches the player; the latency this
+adds is reported in frames and in seconds from the frames' own timestamps.  A stable board
+that no move explains (more cells appear than one piece has, cells vanish without a full row
+to clear) is reported as "unsure" and not committed: the rig does not guess.
+
+Pure: timestamps come in with the observations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .recognition import Observation
+
+#: Cells one piece has: the most a spawn, a lock or a move can add or remove.
+PIECE_CELLS = 4
+
+Status = Literal["steady", "pending", "committed", "unsure", "no_observation"]
+
+
+@dataclass(frozen=True)
+class FilterUpdate:
+    """The filter's answer to one frame."""
+
+    #: steady: same as committed; pending: a change not yet seen k times; committed: the change
+    #: was just committed; unsure: a stable change no move explains; no_observation: bad frame.
+    status: Status
+    #: The committed board (rows x cols bool, bottom row first); None before the first commit.
+    board: np.ndarray | None
+    #: On a commit: frames and seconds between the change's first frame and its commit.
+    latency_frames: int = 0
+    latency_s: float = 0.0
+    reason: str = ""
+
+
+def _after_clearing_full_rows(board: np.ndarray) -> np.ndarray:
+    """The board with its full rows removed and the rows above dropped down."""
+    kept = board[~board.all(axis=1)]
+    return np.vstack([kept, np.zeros((board.shape[0] - len(kept), board.shape[1]), dtype=bool)])
+
+
+def _unexplained(before: np.ndarray, after: np.ndarray) -> str:
+    """Why no single step of play turns ``before`` into ``after``; "" when one does.
+
+    A step adds and removes at most one piece's cells (a spawn, a lock, a move of the falling
+    piece), possibly after clearing the full rows of ``before``.
+    """
+    added, removed = int((after & ~before).sum()), int((before & ~after).sum())
+    if added <= PIECE_CELLS and removed <= PIECE_CELLS:
+        return ""
+    if before.all(axis=1).any():
+        cleared = _after_clearing_full_rows(before)
+        if int((after & ~cleared).sum()) <= PIECE_CELLS and int((cleared & ~after).sum()) <= PIECE_CELLS:
+            return ""
+    if added > PIECE_CELLS:
+        return f"{added} cells appeared at once; one piece has {PIECE_CELLS}"
+    return f"{removed} cells vanished with no full row to clear"
+
+
+class BoardFilter:
+    """Commits an observed board after ``k`` agreeing consecutive valid frames.
+
+    Any frame that disagrees, or is no observation, restarts the count: agreement must be
+    consecutive.  ``reset`` forgets the committed board (a new game, a new calibration).
+    """
+
+    def __init__(self, k: int = 2) -> None:
+        if k < 1:
+            raise ValueError(f"k (agreeing frames before a commit) must be at least 1, got {k}")
+        self.k = k
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the committed board and any pending change."""
+        self._committed: np.ndarray | None = None
+        self._candidate: np.ndarray | None = None
+        self._run = 0
+        self._first_seen = 0.0
+
+    @property
+    def committed(self) -> np.ndarray | None:
+        """The last committed board (rows x cols bool), or None."""
+        return self._committed
+
+    def update(self, observation: Observation, timestamp: float) -> FilterUpdate:
+        """Feed one frame's observation, captured at ``timestamp`` seconds."""
+        if not observation.valid:
+            self._candidate, self._run = None, 0
+            return FilterUpdate("no_observation", self._committed, reason=observation.reason)
+        seen = observation.filled
+        if self._committed is not None and np.array_equal(seen, self._committed):
+            self._candidate, self._run = None, 0
+            return FilterUpdate("steady", self._committed)
+        if self._candidate is not None and np.array_equal(seen, self._candidate):
+            self._run += 1
+        else:
+            self._candidate, self._run, self._first_seen = seen.copy(), 1, timestamp
+        if self._run < self.k:
+            return FilterUpdate("pending", self._committed)
+        if self._committed is not None:
+            reason = _unexplained(self._committed, self._candidate)
+            if reason:
+                return FilterUpdate("unsure", self._committed, reason=reason)
+        latency_frames, latency_s = self._run - 1, timestamp - self._first_seen
+        self._committed, self._candidate, self._run = self._candidate, None, 0
+        return FilterUpdate("committed", self._committed, latency_frames, latency_s)

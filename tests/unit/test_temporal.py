@@ -1,0 +1,91 @@
+"""The temporal filter commits stable, explainable changes only, and says what the wait cost."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gamerig.games.tetris.recognition import Observation
+from gamerig.games.tetris.temporal import BoardFilter
+
+FRAME_S = 1 / 30
+
+
+def _seen(cells: list[tuple[int, int]] | np.ndarray) -> Observation:
+    """A valid observation of the 1-based (x, y) cells, or of a whole cell array."""
+    filled = np.zeros((20, 10), dtype=bool)
+    if isinstance(cells, np.ndarray):
+        filled[:] = cells
+    else:
+        for x, y in cells:
+            filled[y - 1, x - 1] = True
+    return Observation(True, "", filled, np.ones((20, 10), dtype=np.float32), np.zeros((20, 10, 3), dtype=np.float32))
+
+
+NO_OBSERVATION = Observation(False, "black frame", np.zeros((20, 10), bool), np.zeros((20, 10), np.float32), np.zeros((20, 10, 3), np.float32))
+T_SPAWN = [(4, 20), (5, 20), (6, 20), (5, 19)]
+
+
+def _feed(board_filter: BoardFilter, observations: list[Observation], start: int = 0):
+    return [board_filter.update(o, (start + i) * FRAME_S) for i, o in enumerate(observations)]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_a_change_is_committed_on_its_kth_agreeing_frame_and_not_before(k):
+    board_filter = BoardFilter(k)
+    _feed(board_filter, [_seen([])] * k)
+    updates = _feed(board_filter, [_seen(T_SPAWN)] * k, start=k)
+    assert [u.status for u in updates] == ["pending"] * (k - 1) + ["committed"]
+    if k > 1:
+        assert not updates[-2].board.any()  # still the empty board while pending
+    assert updates[-1].board.sum() == 4
+    assert updates[-1].latency_frames == k - 1
+    assert updates[-1].latency_s == pytest.approx((k - 1) * FRAME_S)
+    assert board_filter.update(_seen(T_SPAWN), 2 * k * FRAME_S).status == "steady"
+
+
+def test_disagreeing_or_missing_frames_restart_the_count():
+    board_filter = BoardFilter(3)
+    _feed(board_filter, [_seen([])] * 3)
+    moved = [(x, y - 1) for x, y in T_SPAWN]
+    updates = _feed(board_filter, [_seen(T_SPAWN), _seen(T_SPAWN), NO_OBSERVATION, _seen(T_SPAWN), _seen(T_SPAWN), _seen(moved)])
+    assert [u.status for u in updates] == ["pending", "pending", "no_observation", "pending", "pending", "pending"]
+    assert updates[2].reason == "black frame"
+    assert not board_filter.committed.any()
+
+
+def test_six_cells_appearing_at_once_are_unsure_and_not_committed():
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen([])] * 2)
+    six = [(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)]
+    updates = _feed(board_filter, [_seen(six)] * 4, start=2)
+    assert [u.status for u in updates] == ["pending", "unsure", "unsure", "unsure"]
+    assert "6 cells appeared" in updates[1].reason
+    assert not board_filter.committed.any()
+
+
+def test_cells_vanishing_without_a_full_row_are_unsure():
+    stack = np.zeros((20, 10), dtype=bool)
+    stack[:2, :8] = True
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen(stack)] * 2)
+    updates = _feed(board_filter, [_seen(np.zeros((20, 10), dtype=bool))] * 2, start=2)
+    assert updates[-1].status == "unsure" and "16 cells vanished" in updates[-1].reason
+
+
+def test_a_line_clear_drops_the_rows_above_and_is_committed():
+    before = np.zeros((20, 10), dtype=bool)
+    before[:2, :] = True  # two full rows, shown during the clear animation
+    before[2, :7] = True
+    after = np.zeros((20, 10), dtype=bool)
+    after[0, :7] = True
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen(before)] * 2)
+    updates = _feed(board_filter, [_seen(after)] * 2, start=2)
+    assert updates[-1].status == "committed"
+    assert np.array_equal(board_filter.committed, after)
+
+
+def test_k_below_one_is_a_clear_error():
+    with pytest.raises(ValueError, match="at least 1"):
+        BoardFilter(0)
