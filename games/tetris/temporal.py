@@ -1,7 +1,8 @@
 """Commit what the camera sees only once it is stable and explainable by play.
 
 A change of the observed board is committed after ``k`` agreeing consecutive frames, so a
-single misread frame (noise, a half-drawn screen) never reaches the player; the latency this
+single misread frame (noise, a half-drawn screen) never reaches the player, and a frame with
+any cell read without confidence does not count; the latency this
 adds is reported in frames and in seconds from the frames' own timestamps.  A stable board
 that no move explains (more cells appear than one piece has, cells vanish without a full row
 to clear) is reported as "unsure" and not committed: the rig does not guess.
@@ -16,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from .recognition import Observation
+from .recognition import AMBIGUOUS_CONFIDENCE, Observation
 
 #: Cells one piece has: the most a spawn, a lock or a move can add or remove.
 PIECE_CELLS = 4
@@ -29,7 +30,8 @@ class FilterUpdate:
     """The filter's answer to one frame."""
 
     #: steady: same as committed; pending: a change not yet seen k times; committed: the change
-    #: was just committed; unsure: a stable change no move explains; no_observation: bad frame.
+    #: was just committed; unsure: a stable change no move explains, or a cell read without
+    #: confidence; no_observation: a frame recognition refused.
     status: Status
     #: The committed board (rows x cols bool, bottom row first); None before the first commit.
     board: np.ndarray | None
@@ -66,14 +68,17 @@ def _unexplained(before: np.ndarray, after: np.ndarray) -> str:
 class BoardFilter:
     """Commits an observed board after ``k`` agreeing consecutive valid frames.
 
-    Any frame that disagrees, or is no observation, restarts the count: agreement must be
-    consecutive.  ``reset`` forgets the committed board (a new game, a new calibration).
+    Any frame that disagrees, is no observation or has a cell less sure than
+    ``min_confidence`` restarts the count: agreement must be consecutive.  ``reset`` forgets the committed board (a new game, a new calibration).
     """
 
-    def __init__(self, k: int = 2) -> None:
+    def __init__(self, k: int = 2, min_confidence: float = AMBIGUOUS_CONFIDENCE) -> None:
         if k < 1:
             raise ValueError(f"k (agreeing frames before a commit) must be at least 1, got {k}")
+        if not 0.0 <= min_confidence <= 1.0:
+            raise ValueError(f"min_confidence must be within 0..1, got {min_confidence}")
         self.k = k
+        self.min_confidence = min_confidence
         self.reset()
 
     def reset(self) -> None:
@@ -93,6 +98,10 @@ class BoardFilter:
         if not observation.valid:
             self._candidate, self._run = None, 0
             return FilterUpdate("no_observation", self._committed, reason=observation.reason)
+        doubtful = int((observation.confidence < self.min_confidence).sum())
+        if doubtful:
+            self._candidate, self._run = None, 0
+            return FilterUpdate("unsure", self._committed, reason=f"{doubtful} cells read without confidence")
         seen = observation.filled
         if self._committed is not None and np.array_equal(seen, self._committed):
             self._candidate, self._run = None, 0

@@ -54,6 +54,16 @@ def test_disagreeing_or_missing_frames_restart_the_count():
     assert not board_filter.committed.any()
 
 
+def test_a_frame_with_a_doubtful_cell_is_unsure_and_restarts_the_count():
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen([])] * 2)
+    doubtful = _seen(T_SPAWN)
+    doubtful.confidence[0, 0] = 0.1
+    updates = _feed(board_filter, [_seen(T_SPAWN), doubtful, _seen(T_SPAWN), _seen(T_SPAWN)], start=2)
+    assert [u.status for u in updates] == ["pending", "unsure", "pending", "committed"]
+    assert updates[1].reason == "1 cells read without confidence"
+
+
 def test_six_cells_appearing_at_once_are_unsure_and_not_committed():
     board_filter = BoardFilter(2)
     _feed(board_filter, [_seen([])] * 2)
@@ -86,6 +96,8 @@ def test_a_line_clear_drops_the_rows_above_and_is_committed():
     assert np.array_equal(board_filter.committed, after)
 
 
-def test_k_below_one_is_a_clear_error():
+def test_bad_settings_are_a_clear_error():
     with pytest.raises(ValueError, match="at least 1"):
         BoardFilter(0)
+    with pytest.raises(ValueError, match="min_confidence"):
+        BoardFilter(2, min_confidence=1.5)
