@@ -22,7 +22,7 @@ from .recognition import AMBIGUOUS_CONFIDENCE, Observation
 #: Cells one piece has: the most a spawn, a lock or a move can add or remove.
 PIECE_CELLS = 4
 
-Status = Literal["steady", "pending", "committed", "unsure", "no_observation"]
+Status = Literal["steady", "pending", "committed", "resynced", "unsure", "no_observation"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,10 @@ class FilterUpdate:
     """The filter's answer to one frame."""
 
     #: steady: same as committed; pending: a change not yet seen k times; committed: the change
-    #: was just committed; unsure: a stable change no move explains, or a cell read without
-    #: confidence; no_observation: a frame recognition refused.
+    #: was just committed; resynced: a change no move explains was committed after staying
+    #: stable for ``resync_frames`` (``reason`` says what was unexplained); unsure: a stable
+    #: change no move explains, or a cell read without confidence; no_observation: a frame
+    #: recognition refused.
     status: Status
     #: The committed board (rows x cols bool, bottom row first); None before the first commit.
     board: np.ndarray | None
@@ -69,16 +71,23 @@ class BoardFilter:
     """Commits an observed board after ``k`` agreeing consecutive valid frames.
 
     Any frame that disagrees, is no observation or has a cell less sure than
-    ``min_confidence`` restarts the count: agreement must be consecutive.  ``reset`` forgets the committed board (a new game, a new calibration).
+    ``min_confidence`` restarts the count: agreement must be consecutive.  A board no move
+    explains stays "unsure" until it has been seen ``resync_frames`` times in a row; then it is
+    committed as "resynced", so a missed step (a lock and a clear between two frames, a frame
+    gap) cannot freeze the filter for ever.  ``reset`` forgets the committed board (a new game,
+    a new calibration).
     """
 
-    def __init__(self, k: int = 2, min_confidence: float = AMBIGUOUS_CONFIDENCE) -> None:
+    def __init__(self, k: int = 2, min_confidence: float = AMBIGUOUS_CONFIDENCE, resync_frames: int = 30) -> None:
         if k < 1:
             raise ValueError(f"k (agreeing frames before a commit) must be at least 1, got {k}")
+        if resync_frames < k:
+            raise ValueError(f"resync_frames ({resync_frames}) must be at least k ({k})")
         if not 0.0 <= min_confidence <= 1.0:
             raise ValueError(f"min_confidence must be within 0..1, got {min_confidence}")
         self.k = k
         self.min_confidence = min_confidence
+        self.resync_frames = resync_frames
         self.reset()
 
     def reset(self) -> None:
@@ -112,10 +121,9 @@ class BoardFilter:
             self._candidate, self._run, self._first_seen = seen.copy(), 1, timestamp
         if self._run < self.k:
             return FilterUpdate("pending", self._committed)
-        if self._committed is not None:
-            reason = _unexplained(self._committed, self._candidate)
-            if reason:
-                return FilterUpdate("unsure", self._committed, reason=reason)
+        reason = "" if self._committed is None else _unexplained(self._committed, self._candidate)
+        if reason and self._run < self.resync_frames:
+            return FilterUpdate("unsure", self._committed, reason=reason)
         latency_frames, latency_s = self._run - 1, timestamp - self._first_seen
         self._committed, self._candidate, self._run = self._candidate, None, 0
-        return FilterUpdate("committed", self._committed, latency_frames, latency_s)
+        return FilterUpdate("resynced" if reason else "committed", self._committed, latency_frames, latency_s, reason)

@@ -64,14 +64,16 @@ def test_a_frame_with_a_doubtful_cell_is_unsure_and_restarts_the_count():
     assert updates[1].reason == "1 cells read without confidence"
 
 
-def test_six_cells_appearing_at_once_are_unsure_and_not_committed():
-    board_filter = BoardFilter(2)
+def test_six_cells_appearing_at_once_are_unsure_until_they_stay_for_resync_frames():
+    board_filter = BoardFilter(2, resync_frames=6)
     _feed(board_filter, [_seen([])] * 2)
     six = [(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)]
-    updates = _feed(board_filter, [_seen(six)] * 4, start=2)
-    assert [u.status for u in updates] == ["pending", "unsure", "unsure", "unsure"]
+    updates = _feed(board_filter, [_seen(six)] * 6, start=2)
+    assert [u.status for u in updates] == ["pending"] + ["unsure"] * 4 + ["resynced"]
     assert "6 cells appeared" in updates[1].reason
-    assert not board_filter.committed.any()
+    assert not updates[-2].board.any()
+    assert updates[-1].board.sum() == 6 and "6 cells appeared" in updates[-1].reason
+    assert updates[-1].latency_frames == 5
 
 
 def test_cells_vanishing_without_a_full_row_are_unsure():
@@ -101,3 +103,5 @@ def test_bad_settings_are_a_clear_error():
         BoardFilter(0)
     with pytest.raises(ValueError, match="min_confidence"):
         BoardFilter(2, min_confidence=1.5)
+    with pytest.raises(ValueError, match="resync_frames"):
+        BoardFilter(3, resync_frames=2)
