@@ -2,9 +2,9 @@
 
 Pure: no I/O and no clocks.  One ``cv2.remap`` samples a small grid of points inside each cell
 of the well, and of a one-cell ring around it, through the well's perspective (points away
-from the cell edges, so grid lines stay out); ``cv2.resize`` with INTER_AREA averages them.  A cell is filled when its colour is far from what that
-same cell looked like on an empty board (learned per cell, which cancels vignetting and fixed
-moire).  The ring around the well never changes during play: it gives a per-frame gain (the
+from the cell edges, so grid lines stay out); ``cv2.resize`` with INTER_AREA averages them.
+A cell is filled when its colour is far from what that same cell looked like on an empty
+board (learned per cell, which cancels vignetting and fixed moire).  The ring around the well never changes during play: it gives a per-frame gain (the
 camera's exposure drifting) and tells a garbage frame or a bumped camera from a board.
 
 Frames are uint8 H x W x 3 BGR.  Cell arrays are ``[y, x]`` with the bottom row first, like
@@ -55,8 +55,8 @@ class GridCalibration:
     corners: np.ndarray
     cols: int
     rows: int
-    #: Mean BGR colour of each cell of the canonical image, well and ring, when the board is
-    #: empty: (rows + 2) x (cols + 2) x 3 float32, top row first (image order).
+    #: Mean BGR colour of each cell of the well and of the one-cell ring around it when the
+    #: board is empty: (rows + 2) x (cols + 2) x 3 float32, top row first (image order).
     empty: np.ndarray
     #: Mean BGR colour of each piece O I S Z L J T (7 x 3), when known.
     piece_colours: np.ndarray | None = None
