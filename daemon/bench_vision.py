@@ -1,0 +1,123 @@
+"""`gamerigctl bench vision`: calibration and recognition measured on synthetic filmed scenes.
+
+The measurement itself lives in ``games.tetris.vision_bench`` (its docstring defines every
+metric); this module parses the command line, pins OpenCV to one thread so the latency is
+per core, and prints the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+
+from gamerig.games.tetris import vision_bench
+from gamerig.games.tetris.vision_bench import BenchResult
+
+from .player_config import load_player
+
+PROG = "gamerigctl bench vision"
+DESCRIPTION = (
+    "Film synthetic Tetris scenes (every skin, held-out skins reported apart, a random camera per"
+    " scene) and report auto-calibration success, and cell, board, piece and spawn accuracy and"
+    " observe() latency measured from the true well corners."
+)
+USAGE_ERROR = 2
+INTERRUPTED = 130
+#: The AI whose games give the boards (fast and plays long games).
+PLAYER = "dellacherie"
+
+
+def summarize(result: BenchResult, seed: int, k: int) -> dict[str, Any]:
+    """The --json object: overall metrics, observe() latency, and the held-out skins apart."""
+    latencies_ms = 1000.0 * np.asarray(result.latencies_s)
+    report: dict[str, Any] = {"seed": seed, "k": k, **result.overall.metrics()}
+    report["latency_ms_p50"] = float(np.percentile(latencies_ms, 50)) if latencies_ms.size else None
+    report["latency_ms_p99"] = float(np.percentile(latencies_ms, 99)) if latencies_ms.size else None
+    report["held_out"] = result.held_out.metrics()
+    report["recognition_from"] = "true corners"
+    return report
+
+
+def _percent(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _group_lines(metrics: dict[str, Any]) -> list[str]:
+    corner = metrics["corner_error_px_median"]
+    return [
+        f"  calibration      {_percent(metrics['calibration_success_rate'], 1)} of {metrics['scenes']} scenes within"
+        f" {vision_bench.CORNER_TOLERANCE_PX:g} px; median worst-corner error "
+        + ("n/a" if corner is None else f"{corner:.2f} px"),
+        f"  cells            {_percent(metrics['cell_accuracy'], 3)} correct over {metrics['valid_frames']} valid"
+        f" of {metrics['frames']} frames",
+        f"  boards           {_percent(metrics['board_exact_match'])} of {metrics['commits']} commits exact",
+        f"  piece type       {_percent(metrics['piece_accuracy'])}",
+        f"  false spawns     {metrics['false_spawns']}",
+    ]
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The human-readable report."""
+    lines = [f"vision bench: seed {report['seed']}, filter k={report['k']} (recognition from the true well corners)"]
+    lines += _group_lines(report)
+    if report["latency_ms_p50"] is not None:
+        p50, p99 = report["latency_ms_p50"], report["latency_ms_p99"]
+        lines.append(f"  observe() latency p50 {p50:.3f} ms, p99 {p99:.3f} ms (one core)")
+    lines.append("held-out skins:")
+    lines += _group_lines(report["held_out"])
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark from parsed arguments; returns the exit code."""
+    if args.k < 1:
+        print(f"{PROG}: error: --k must be at least 1, got {args.k}", file=sys.stderr)
+        return USAGE_ERROR
+    cv2.setNumThreads(1)
+    try:
+        result = vision_bench.run_bench(args.frames, args.seed, load_player(PLAYER), args.k)
+    except ValueError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    report = summarize(result, args.seed, args.k)
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The benchmark's options."""
+    parser.add_argument(
+        "--frames", type=int, default=2000, help="frames of play over all scenes, 50 per scene (default 2000, about 45 s)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the scenes, cameras and games (default 0)")
+    parser.add_argument("--k", type=int, default=2, help="agreeing frames before the filter commits (default 2)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `vision` to the `bench` command's subcommands."""
+    parser = subparsers.add_parser(
+        "vision", help="measure calibration and recognition on synthetic filmed scenes", description=DESCRIPTION
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gamerig.daemon.bench_vision``: the same benchmark without gamerigctl."""
+    parser = argparse.ArgumentParser(prog="python -m gamerig.daemon.bench_vision", description=DESCRIPTION)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

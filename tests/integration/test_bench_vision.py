@@ -1,0 +1,65 @@
+"""`gamerigctl bench vision` run as a user runs it: a real process, one short scene per skin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from gamerig.games.tetris.skins import SKINS
+
+GAMERIGCTL = Path(sys.executable).parent / "gamerigctl"
+#: Two frames per skin: the smallest run that still films every skin and commits boards.
+FRAMES = 2 * len(SKINS)
+
+RATES = ("calibration_success_rate", "cell_accuracy", "board_exact_match", "piece_accuracy")
+REQUIRED_KEYS = {*RATES, "corner_error_px_median", "false_spawns", "latency_ms_p50", "latency_ms_p99", "frames", "scenes", "seed"}
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run `gamerigctl bench vision ARGS` and capture its output."""
+    return subprocess.run(
+        [str(GAMERIGCTL), "bench", "vision", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@cache
+def small_run() -> dict[str, Any]:
+    """The JSON object of one small seeded run."""
+    done = bench("--frames", str(FRAMES), "--seed", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_json_report_has_every_metric_as_a_fraction_or_count() -> None:
+    report = small_run()
+    assert REQUIRED_KEYS <= report.keys()
+    assert (report["frames"], report["scenes"], report["seed"]) == (FRAMES, len(SKINS), 3)
+    for key in RATES:
+        assert 0.0 <= report[key] <= 1.0, key
+    assert report["false_spawns"] >= 0
+    assert 0.0 < report["latency_ms_p50"] <= report["latency_ms_p99"]
+
+
+def test_held_out_skins_are_reported_apart() -> None:
+    held_out = small_run()["held_out"]
+    assert held_out["scenes"] == sum(skin.held_out for skin in SKINS)
+    assert held_out["frames"] == 2 * held_out["scenes"]
+
+
+def test_recognition_from_true_corners_reads_synthetic_boards() -> None:
+    report = small_run()
+    assert report["recognition_from"] == "true corners"
+    assert report["valid_frames"] > FRAMES // 2
+    assert report["cell_accuracy"] > 0.99
+    assert report["commits"] > 0
+
+
+def test_too_few_frames_is_a_usage_error_naming_the_minimum() -> None:
+    done = bench("--frames", "3")
+    assert done.returncode == 2
+    assert f"at least {len(SKINS)}" in done.stderr
+    assert done.stdout == ""
