@@ -40,6 +40,9 @@ def summarize(result: BenchResult, seed: int, k: int) -> dict[str, Any]:
     report["latency_ms_p50"] = float(np.percentile(latencies_ms, 50)) if latencies_ms.size else None
     report["latency_ms_p99"] = float(np.percentile(latencies_ms, 99)) if latencies_ms.size else None
     report["held_out"] = result.held_out.metrics()
+    report["calibration_success_by_skin"] = {
+        name: tally.metrics()["calibration_success_rate"] for name, tally in result.by_skin.items()
+    }
     report["recognition_from"] = "true corners"
     return report
 
@@ -71,6 +74,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"  observe() latency p50 {p50:.3f} ms, p99 {p99:.3f} ms (one core)")
     lines.append("held-out skins:")
     lines += _group_lines(report["held_out"])
+    lines.append("calibration success by skin:")
+    lines += [f"  {name:<16} {_percent(rate, 0)}" for name, rate in report["calibration_success_by_skin"].items()]
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ Per scene:
   is within ``CORNER_TOLERANCE_PX`` of the truth;
 * recognition, from the TRUE corners (so it is measured independently of calibration):
   ``learn_empty`` on filmed frames of the empty board, then frames of a headless AI game
-  (standard rules, 10 x 20).  Each piece is drawn at a few random free positions and last at
+  (standard rules, 10 x 20), from a random point of the game, with every settled cell in its piece's colour.  Each piece is drawn at a few random free positions and last at
   the place the AI lands it, each position held for a few frames, every frame filmed anew.
   Frames go through ``observe`` -> ``BoardFilter(k)``.
 
@@ -40,7 +40,7 @@ from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_poin
 from .board import Board
 from .calibration import find_well
 from .headless import play_game
-from .pieces import ORIENTATIONS
+from .pieces import ORIENTATIONS, piece_index
 from .placements import Placement
 from .players import Decision, Player, PlayerSpec
 from .recognition import GridCalibration, Observation, falling_piece, learn_empty, observe
@@ -60,6 +60,9 @@ RANDOM_POSITIONS = (1, 3)
 HOLD_FRAMES = (2, 5)
 #: Play frames per scene, about: fewer frames give fewer scenes (but every skin at least once).
 FRAMES_PER_SCENE = 50
+#: A scene starts after up to this many pieces of its game, so it shows stacks of any height,
+#: not only the nearly empty boards of a game's start.
+MAX_SKIPPED_PIECES = 200
 _FRAME_S = 1 / 60  # timestamps for the filter: a 60 Hz camera
 
 
@@ -67,10 +70,16 @@ _FRAME_S = 1 / 60  # timestamps for the filter: a 60 Hz camera
 class TruthFrame:
     """One frame of play as the game really is."""
 
-    stack: np.ndarray  # rows x cols bool, bottom row first
+    #: Colour id of every settled cell (0 empty, see ``skins``), rows x cols, bottom row first.
+    stack_ids: np.ndarray
     piece: str
     falling: tuple[tuple[int, int], ...]  # 1-based cells
     piece_number: int  # which piece of the game is falling
+
+    @property
+    def stack(self) -> np.ndarray:
+        """The settled cells, rows x cols bool."""
+        return self.stack_ids > 0
 
     def visible(self) -> np.ndarray:
         """The stack with the falling piece drawn in."""
@@ -141,9 +150,28 @@ class _Recorder(Player):
 
 
 def _game_moves(spec: PlayerSpec, rules: Rules, seed: int, pieces: int) -> list[tuple[np.ndarray, str, Placement]]:
+    """(stack colour ids, piece, where it lands) for every piece of an AI game.
+
+    Each landed piece keeps its colour in the stack and full clearable rows drop out, as the
+    game clears them; the occupancy must match the game's own board at every move.
+    """
     recorder = _Recorder(spec, rules)
     play_game(recorder, rules, RandomPieces(seed), max_pieces=pieces)
-    return recorder.moves
+    ids = np.zeros((rules.height, rules.width), dtype=np.int8)
+    moves = []
+    for stack, piece, placement in recorder.moves:
+        if not np.array_equal(ids > 0, stack):
+            raise RuntimeError("the stack's colours lost track of the game's board")
+        moves.append((ids.copy(), piece, placement))
+        landed = placement.cells()
+        if any(y > rules.height for _, y in landed):
+            break  # the piece tops out above the visible well: the game is over for the camera
+        for x, y in landed:
+            ids[y - 1, x - 1] = piece_index(piece)
+        full = (ids > 0).all(axis=1)
+        full[rules.clearable_rows :] = False
+        ids = np.vstack([ids[~full], np.zeros((int(full.sum()), rules.width), dtype=np.int8)])
+    return moves
 
 
 def _random_position(stack: np.ndarray, piece: str, rng: np.random.Generator) -> tuple[tuple[int, int], ...] | None:
@@ -161,8 +189,8 @@ def _random_position(stack: np.ndarray, piece: str, rng: np.random.Generator) ->
 def play_frames(moves: list[tuple[np.ndarray, str, Placement]], rng: np.random.Generator, limit: int) -> Iterator[TruthFrame]:
     """Up to ``limit`` frames of play: each piece at a few random positions, then where it lands."""
     produced = 0
-    for number, (stack, piece, placement) in enumerate(moves):
-        landed = tuple(placement.cells())
+    for number, (stack_ids, piece, placement) in enumerate(moves):
+        stack, landed = stack_ids > 0, tuple(placement.cells())
         if any(y > stack.shape[0] for _, y in landed):
             return  # the piece tops out above the visible well: the game is over for the camera
         tries = int(rng.integers(RANDOM_POSITIONS[0], RANDOM_POSITIONS[1] + 1))
@@ -172,7 +200,7 @@ def play_frames(moves: list[tuple[np.ndarray, str, Placement]], rng: np.random.G
                 if produced == limit:
                     return
                 produced += 1
-                yield TruthFrame(stack, piece, falling, number)
+                yield TruthFrame(stack_ids, piece, falling, number)
 
 
 def _worst_corner_error(found: np.ndarray, truth: np.ndarray) -> float:
@@ -189,16 +217,19 @@ class SceneRun:
     background_seed: int
     latencies_s: list[float]
 
-    def filmed(self, board: np.ndarray, frame: TruthFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The filmed frame of ``board`` (with ``frame``'s falling piece) and the true well corners."""
-        falling, piece = (frame.falling, frame.piece) if frame is not None else ((), None)
-        screen = render(Board(cells=board), self.skin, falling, piece, seed=self.background_seed)
+    def filmed(self, frame: TruthFrame | None) -> tuple[np.ndarray, np.ndarray]:
+        """The filmed frame of play (the empty board for None) and the true well corners."""
+        if frame is None:
+            screen = render(Board(), self.skin, seed=self.background_seed)
+        else:
+            board = Board(cells=frame.stack.astype(np.uint8))
+            screen = render(board, self.skin, frame.falling, frame.piece, stack_ids=frame.stack_ids, seed=self.background_seed)
         image, h = film(screen.image, self.rng, self.settings)
         return image, map_points(h, screen.well_corners)
 
     def calibration(self, frame: TruthFrame, tally: Tally) -> None:
         """find_well on one frame of play, against the true corners."""
-        image, truth = self.filmed(frame.stack, frame)
+        image, truth = self.filmed(frame)
         fit = find_well(image)
         tally.scenes += 1
         if fit is not None:
@@ -208,14 +239,13 @@ class SceneRun:
 
     def recognition(self, frames: list[TruthFrame], k: int, tally: Tally) -> None:
         """Play ``frames`` through observe and the filter, calibrated from the true corners."""
-        empty = np.zeros_like(frames[0].stack)
-        shots = [self.filmed(empty) for _ in range(EMPTY_FRAMES)]
+        shots = [self.filmed(None) for _ in range(EMPTY_FRAMES)]
         calibration = learn_empty([image for image, _ in shots], shots[0][1])
         board_filter = BoardFilter(k)
         last_reading: str | None = None
         last_number = -1
         for index, truth in enumerate(frames):
-            image, _ = self.filmed(truth.stack, truth)
+            image, _ = self.filmed(truth)
             started = time.thread_time()
             observation = observe(image, calibration)
             self.latencies_s.append(time.thread_time() - started)
@@ -246,10 +276,11 @@ class SceneRun:
 
 @dataclass(frozen=True)
 class BenchResult:
-    """Metrics over all scenes, over the held-out skins alone, and observe's latencies."""
+    """Metrics over all scenes, over the held-out skins alone and per skin, and observe's latencies."""
 
     overall: Tally
     held_out: Tally
+    by_skin: dict[str, Tally]
     latencies_s: list[float]
 
 
@@ -265,18 +296,19 @@ def run_bench(frames: int, seed: int, spec: PlayerSpec, k: int = 2) -> BenchResu
     rules = Rules("standard", 10, 20)
     scenes = scene_count(frames)
     overall, held_out, latencies = Tally(), Tally(), []
+    by_skin = {skin.name: Tally() for skin in SKINS}
     for scene in range(scenes):
         share = frames // scenes + (scene < frames % scenes)
         rng = np.random.default_rng([seed, scene])
         skin = SKINS[scene % len(SKINS)]
         run = SceneRun(skin, CameraSettings.random(rng), rng, background_seed=seed + scene, latencies_s=latencies)
         # a piece gives at most (1 + max random positions) * max hold frames; twice that many pieces is plenty
-        moves = _game_moves(spec, rules, seed + scene, max(8, share // 4 + 8))
-        truth = list(play_frames(moves, rng, share))
+        skipped = int(rng.integers(0, MAX_SKIPPED_PIECES + 1))
+        moves = _game_moves(spec, rules, seed + scene, skipped + share // 4 + 8)
+        truth = list(play_frames(moves[min(skipped, len(moves) // 2) :], rng, share))
         tally = Tally()
         run.calibration(truth[len(truth) // 2], tally)
         run.recognition(truth, k, tally)
-        overall.add(tally)
-        if skin.held_out:
-            held_out.add(tally)
-    return BenchResult(overall, held_out, latencies)
+        for group in (overall, by_skin[skin.name], *((held_out,) if skin.held_out else ())):
+            group.add(tally)
+    return BenchResult(overall, held_out, by_skin, latencies)

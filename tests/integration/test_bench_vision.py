@@ -44,8 +44,10 @@ def test_json_report_has_every_metric_as_a_fraction_or_count() -> None:
     assert 0.0 < report["latency_ms_p50"] <= report["latency_ms_p99"]
 
 
-def test_held_out_skins_are_reported_apart() -> None:
-    held_out = small_run()["held_out"]
+def test_held_out_skins_and_each_skin_are_reported_apart() -> None:
+    report = small_run()
+    assert list(report["calibration_success_by_skin"]) == [skin.name for skin in SKINS]
+    held_out = report["held_out"]
     assert held_out["scenes"] == sum(skin.held_out for skin in SKINS)
     assert held_out["frames"] == 2 * held_out["scenes"]
 
