@@ -205,7 +205,7 @@ def play_games(config: BenchConfig, bar: ProgressBar) -> list[GameRecord]:
             try:
                 records.append(results.next(timeout=POLL_S))
             except multiprocessing.TimeoutError:
-                pass
+                pass  # no game finished in this poll: only the progress bar moves
             if live is not None:
                 bar.update(len(records), _live_details(live, bar.elapsed_s), force=len(records) == config.games)
     return records
