@@ -390,14 +390,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m gamerig.daemon.bench_ai``: the same benchmark without gamerigctl."""
-    parser = argparse.ArgumentParser(prog="python -m gamerig.daemon.bench_ai", description=DESCRIPTION)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

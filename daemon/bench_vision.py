@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import cv2
@@ -115,14 +114,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m gamerig.daemon.bench_vision``: the same benchmark without gamerigctl."""
-    parser = argparse.ArgumentParser(prog="python -m gamerig.daemon.bench_vision", description=DESCRIPTION)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
