@@ -194,8 +194,8 @@ def _tile(style: str, colour: BGR, cell: int, gap: int) -> tuple[np.ndarray, np.
     return tile, mask
 
 
-def _paste(image: np.ndarray, skin: Skin, colour_id: int, left: int, top: int, cell: int) -> None:
-    tile, mask = _tile(skin.cell_style, hex_to_bgr(skin.piece_colours[colour_id - 1]), cell, skin.cell_gap)
+def _paste(image: np.ndarray, skin: Skin, colour: BGR, left: int, top: int, cell: int) -> None:
+    tile, mask = _tile(skin.cell_style, colour, cell, skin.cell_gap)
     target = image[top : top + cell, left : left + cell]
     np.copyto(target, tile, where=mask[..., None])
 
@@ -231,6 +231,8 @@ def render(
     lines: int | None = None,
     size: tuple[int, int] = (640, 480),
     seed: int = 0,
+    flash_rows: Sequence[int] = (),
+    flash_colour: BGR | None = None,
 ) -> Screen:
     """Draw ``board`` with the falling piece's 1-based ``falling`` cells, the next piece in the
     preview box (when the skin has one) and optional score and line counters.
@@ -238,16 +240,30 @@ def render(
     ``stack_ids`` optionally gives each settled cell's colour id (see ``skins``); without it the
     stack takes the skin's colour for an unknown piece.  ``size`` is (width, height); ``seed``
     fixes random backgrounds.
+
+    ``flash_rows`` (1-based) are drawn as the animations of real games draw them, whatever the
+    board holds there: every cell in ``flash_colour`` (a line-clear flash, the game-over fill),
+    or, with ``flash_colour`` None, empty (a line-clear blink).  Their colour ids are 0: they
+    show no piece.
     """
     width, height = size
     if next_piece is not None and next_piece not in PIECE_NAMES:
         raise ValueError(f"next piece must be one of {PIECE_NAMES}, got {next_piece!r}")
     ids = _colour_ids(board, stack_ids, falling, falling_piece)
+    if any(not 1 <= row <= board.height for row in flash_rows):
+        raise ValueError(f"flash rows must be 1..{board.height}, got {tuple(flash_rows)}")
+    flashed = [row - 1 for row in flash_rows]
+    ids[flashed] = 0
     lay = _layout(skin, board.width, board.height, width, height)
     image = _static_layer(skin, board.width, board.height, width, height, seed).copy()
     c = lay.cell
+    colours = [hex_to_bgr(colour) for colour in skin.piece_colours]
     for y, x in zip(*np.nonzero(ids)):
-        _paste(image, skin, int(ids[y, x]), lay.left + x * c, lay.top + (lay.rows - 1 - y) * c, c)
+        _paste(image, skin, colours[ids[y, x] - 1], lay.left + x * c, lay.top + (lay.rows - 1 - y) * c, c)
+    if flash_colour is not None:
+        for y in flashed:
+            for x in range(board.width):
+                _paste(image, skin, flash_colour, lay.left + x * c, lay.top + (lay.rows - 1 - y) * c, c)
     preview_corners = None
     if lay.preview is not None:
         px, py, pw, ph = lay.preview
@@ -273,7 +289,8 @@ def _draw_preview(image: np.ndarray, skin: Skin, piece: str, box: tuple[int, int
     left = px + (pw - (max(xs) - min(xs) + 1) * cell) // 2
     top = py + (ph - (max(ys) - min(ys) + 1) * cell) // 2
     for dx, dy in offsets:
-        _paste(image, skin, piece_index(piece), left + (dx - min(xs)) * cell, top + (max(ys) - dy) * cell, cell)
+        colour = hex_to_bgr(skin.piece_colours[piece_index(piece) - 1])
+        _paste(image, skin, colour, left + (dx - min(xs)) * cell, top + (max(ys) - dy) * cell, cell)
 
 
 def _draw_counters(image: np.ndarray, skin: Skin, lay: _Layout, score: int | None, lines: int | None) -> None:

@@ -73,6 +73,34 @@ def test_next_piece_is_drawn_inside_the_preview_box(sk):
     assert with_next.next_piece == "I"
 
 
+@pytest.mark.parametrize("sk", SKINS, ids=lambda s: s.name)
+def test_flash_rows_paint_every_cell_of_the_row_or_blank_it(sk):
+    board, ids = _scene(4)
+    plain = render(board, sk, stack_ids=ids, seed=5)
+    white = render(board, sk, stack_ids=ids, seed=5, flash_rows=(2, 3), flash_colour=(255, 255, 255))
+    blank = render(board, sk, stack_ids=ids, seed=5, flash_rows=(2, 3))
+    empty = render(Board(), sk, seed=5)
+    c = plain.cell_px
+    for y in range(1, 21):
+        for x in range(1, 11):
+            cx, cy = (int(v) for v in plain.cell_centre(x, y))
+            cell = (slice(cy - c // 2 + 1, cy + c // 2), slice(cx - c // 2 + 1, cx + c // 2))
+            if y in (2, 3):
+                assert (white.image[cell] == 255).all(axis=2).any(), f"cell ({x}, {y}) not flashed"
+                assert np.array_equal(blank.image[cell], empty.image[cell]), f"cell ({x}, {y}) not blanked"
+            else:
+                assert np.array_equal(white.image[cell], plain.image[cell])
+    assert not white.colour_ids[1:3].any() and np.array_equal(white.colour_ids[3:], plain.colour_ids[3:])
+
+
+def test_falling_cells_above_the_well_are_not_drawn():
+    flat = skin("flat_modern")
+    entering = render(Board(), flat, falling=[(4, 20), (5, 20), (5, 21), (6, 21)], falling_piece="S")
+    visible_half = render(Board(), flat, falling=[(4, 20), (5, 20)], falling_piece="S")
+    assert np.array_equal(entering.image, visible_half.image)
+    assert int((entering.colour_ids > 0).sum()) == 2
+
+
 def test_rendering_is_deterministic_for_a_seed():
     board, ids = _scene(3)
     picture = skin("picture")
@@ -100,6 +128,8 @@ def test_bad_input_gets_a_specific_error():
         render(Board(), flat, falling=[(1, 5)])
     with pytest.raises(ValueError, match="next piece must be one of"):
         render(Board(), flat, next_piece="Q")
+    with pytest.raises(ValueError, match=r"flash rows must be 1..20, got \(0,\)"):
+        render(Board(), flat, flash_rows=(0,))
     with pytest.raises(ValueError, match="exactly on the filled cells"):
         render(Board(), flat, stack_ids=np.ones((20, 10), dtype=np.int8))
     with pytest.raises(ValueError, match="unknown skin 'nope'; known skins: elektronika1986"):
