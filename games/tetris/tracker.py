@@ -1,0 +1,365 @@
+"""Follow the pieces through the temporal filter's committed boards: spawn, landed, rows cleared, game over.
+
+The tracker keeps the settled stack and the falling piece (type by shape through
+:func:`.recognition.falling_piece`, with the piece colour as a second vote when the calibration
+knows the colours) and explains every committed board (``committed`` or ``resynced``) by one
+step of play from the board it accepted last.  Frames the filter did not commit (steady,
+pending, unsure, no observation) never produce events, except the game-over timeout below.
+
+The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the bottom):
+
+* **nothing changed**: no event (a flashing row that shows again, a resync to the same board);
+* **rows cleared**: the last accepted board had full rows, and the new board is that board with
+  them removed and the rows above dropped, plus nothing or a new piece: ``landed`` for the piece
+  that was falling (a row clears only when a piece locks), then ``rows_cleared`` with the rows as
+  numbered before the clear, then ``spawn`` if a new tetromino is already there.  Frames of the
+  line-clear animation (full rows blanking or flashing, rows above not yet dropped) are ``unsure``
+  with that reason and change nothing;
+* **the piece moved**: the cells off the stack are one tetromino of the falling piece's type
+  (moved, rotated, fallen, dropped): no event;
+* **a new piece appeared**: the falling piece's cells stay where they were and new cells appear:
+  it locked, so ``landed`` for it, and the new cells are an arrival (next point);
+* **arrival**: with no piece falling, new cells that are one tetromino are a ``spawn`` (the piece
+  as it shows now).  One to three cells that are the visible part of a tetromino coming in over
+  the top row are a piece entering the well: no event until all four cells show, so a piece
+  that spawns above the well is reported once, when it is identified.  A tetromino whose colour
+  votes against its shape is ``unsure`` and not reported until a frame where the vote agrees.
+
+A board none of these explains is ``unsure``: the state stays, and no event is guessed.  When the
+filter ``resynced`` (or such a board stays for ``resync_frames`` frames, or it is the first board
+seen) the stack is re-read from the board as a whole, status ``unsure`` with the reason: the
+falling piece is then hidden in that stack.  It is found again when it moves (the cells that left
+and the cells that came are one tetromino of one type, the only way to cut them from the stack),
+and a tetromino appearing while nothing vanished is clearly new, so it is a ``spawn`` (the piece
+hidden in the stack locked: no ``landed`` for it, its type is unknown).
+
+**Game over**: the settled stack, or a falling piece resting on it, has reached the top
+``top_out_rows`` rows (where Standard Tetris spawns) and no step of play was accepted for
+``game_over_s`` seconds of frames, whatever they show (the same board, a well filling row by row,
+no board at all): ``landed`` for the last piece if one was falling, then ``game_over``.  In
+Standard Tetris the game ends when a new piece does not fit, so the last board simply freezes;
+other games fill the well or change screen, which the filter does not commit either.  After game
+over the tracker waits for a new game, a board with at most one piece in its top rows, and starts
+afresh; ``reset`` does that at once.
+
+Measured: the unit tests drive it with real engine play through a real ``BoardFilter``; the vision
+benchmark counts its false spawns.  Pure: timestamps come with the frames, no clocks, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+
+from .pieces import ORIENTATIONS, cells as piece_cells
+from .recognition import FallingPiece, GridCalibration, Observation, falling_piece
+from .temporal import PIECE_CELLS, FilterUpdate
+
+Cells = frozenset[tuple[int, int]]
+EventKind = Literal["spawn", "landed", "rows_cleared", "game_over"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the game did, as seen on the frame captured at ``timestamp``."""
+
+    kind: EventKind
+    timestamp: float
+    #: spawn: the new piece; landed: the piece that landed.
+    piece: str | None = None
+    #: spawn / landed: the piece's 1-based (x, y) cells (at identification / where it locked).
+    cells: tuple[tuple[int, int], ...] = ()
+    #: rows_cleared: the 1-based rows that were cleared, numbered on the board before the clear.
+    rows: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrackerUpdate:
+    """The tracker's answer to one frame."""
+
+    events: tuple[Event, ...]
+    #: Settled cells, rows x cols bool, bottom row first; None before the first committed board.
+    stack: np.ndarray | None
+    #: The piece in the air, if one is identified.
+    falling: FallingPiece | None
+    #: waiting (no board yet, or no piece in the air), tracking (a piece is followed),
+    #: unsure (this frame or the board is not explained: see ``reason``), game_over.
+    status: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One explained step of play: the state after it and what it reports."""
+
+    stack: np.ndarray
+    falling: FallingPiece | None
+    events: tuple[Event, ...] = ()
+    reason: str = ""
+
+
+def _cells(mask: np.ndarray) -> Cells:
+    ys, xs = np.nonzero(mask)
+    return frozenset(zip((xs + 1).tolist(), (ys + 1).tolist()))
+
+
+def _mask(cells: Cells, shape: tuple[int, ...]) -> np.ndarray:
+    mask = np.zeros(shape, dtype=bool)
+    for x, y in cells:
+        mask[y - 1, x - 1] = True
+    return mask
+
+
+def piece_cells_of(piece: FallingPiece) -> Cells:
+    """The 1-based board cells a recognised piece covers."""
+    ox, oy = piece.origin
+    return frozenset((ox + dx, oy + dy) for dx, dy in piece_cells(piece.name, piece.orientation))
+
+
+def _collapsed(board: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The board with ``rows`` (0-based) removed and the rows above dropped down."""
+    kept = np.delete(board, rows, axis=0)
+    return np.vstack([kept, np.zeros((len(rows), board.shape[1]), dtype=bool)])
+
+
+def _entering(cells: Cells, rows: int, cols: int) -> bool:
+    """True when 1..3 ``cells`` are what shows of a tetromino partly above the top row."""
+    if not 0 < len(cells) < PIECE_CELLS:
+        return False
+    for table in ORIENTATIONS.values():
+        for offsets in table:
+            for ox in range(1, cols + 1):
+                for oy in range(rows - 1, rows + 4):
+                    placed = [(ox + dx, oy + dy) for dx, dy in offsets]
+                    if all(1 <= x <= cols for x, _ in placed) and frozenset(c for c in placed if c[1] <= rows) == cells:
+                        return True
+    return False
+
+
+def _sorted(cells: Cells) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(cells, key=lambda c: (c[1], c[0])))
+
+
+class PieceTracker:
+    """Turns the filter's committed boards into piece events; see the module docstring."""
+
+    def __init__(
+        self,
+        calibration: GridCalibration | None = None,
+        top_out_rows: int = 2,
+        game_over_s: float = 3.0,
+        resync_frames: int = 60,
+    ) -> None:
+        if top_out_rows < 1:
+            raise ValueError(f"top_out_rows must be at least 1, got {top_out_rows}")
+        if game_over_s <= 0:
+            raise ValueError(f"game_over_s must be positive, got {game_over_s}")
+        if resync_frames < 1:
+            raise ValueError(f"resync_frames must be at least 1, got {resync_frames}")
+        self.calibration = calibration
+        self.top_out_rows = top_out_rows
+        self.game_over_s = game_over_s
+        self.resync_frames = resync_frames
+        self._shape_only: GridCalibration | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the game: the next committed board starts a new one."""
+        self._stack: np.ndarray | None = None
+        self._falling: FallingPiece | None = None
+        self._certain = True  # False: the stack was re-read and may hide the falling piece
+        self._over = False
+        self._last_step = 0.0
+        self._seen: np.ndarray | None = None  # the last board explained (or re-read)
+        self._unexplained_frames = 0
+        self._status, self._reason = "waiting", "no board committed yet"
+
+    def update(self, update: FilterUpdate, observation: Observation, timestamp: float) -> TrackerUpdate:
+        """Feed the filter's answer to one frame, the frame's observation and its capture time."""
+        events: list[Event] = []
+        status, reason = self._status, self._reason
+        if update.status in ("committed", "resynced") and update.board is not None:
+            events += self._on_board(update.board, observation, timestamp, update.status == "resynced", update.reason)
+            status, reason = self._status, self._reason
+        elif update.status == "steady" and self._unexplained_frames and update.board is not None:
+            self._unexplained_frames += 1
+            if self._unexplained_frames >= self.resync_frames:
+                self._rederive(update.board, f"the board stayed unexplained for {self.resync_frames} frames")
+            status, reason = self._status, self._reason
+        elif update.status in ("unsure", "no_observation") and not self._over:
+            status, reason = "unsure", f"{update.status.replace('_', ' ')}: {update.reason}"
+        if not self._over and self._stack is not None and self._topped_out() and timestamp - self._last_step >= self.game_over_s:
+            events += self._game_over(timestamp)
+            status, reason = self._status, self._reason
+        stack = None if self._stack is None else self._stack.copy()
+        return TrackerUpdate(tuple(events), stack, self._falling, status, reason)
+
+    # ---- committed boards ---------------------------------------------------------
+
+    def _on_board(self, board: np.ndarray, observation: Observation, timestamp: float, resynced: bool, why: str) -> list[Event]:
+        board = board.astype(bool)
+        if self._over:
+            if not self._new_game(board):
+                return []
+            self.reset()
+        if self._stack is None:
+            self._start(board, timestamp)
+            resynced, why = True, "the first board seen"
+        step = self._explain(board, observation, timestamp)
+        if isinstance(step, str):
+            if resynced:
+                self._rederive(board, f"{why}: {step}" if why else step)
+            else:
+                self._status, self._reason, self._unexplained_frames = "unsure", step, 1
+            return []
+        changed = not np.array_equal(board, self._seen)
+        self._stack, self._falling, self._seen, self._unexplained_frames = step.stack, step.falling, board, 0
+        if changed:
+            self._certain, self._last_step = True, timestamp
+        if not self._certain:
+            self._status = "unsure"
+        else:
+            self._status, self._reason = ("tracking" if self._falling else "waiting"), step.reason
+        return list(step.events)
+
+    def _start(self, board: np.ndarray, timestamp: float) -> None:
+        self._stack = np.zeros_like(board, dtype=bool)
+        self._seen = self._stack
+        self._last_step = timestamp
+
+    def _rederive(self, board: np.ndarray, why: str) -> None:
+        self._stack, self._falling, self._certain, self._unexplained_frames = board.astype(bool).copy(), None, False, 0
+        self._seen = self._stack
+        self._status = "unsure"
+        self._reason = f"{why}; the stack is re-read from the board and the falling piece is not identified yet"
+
+    def _new_game(self, board: np.ndarray) -> bool:
+        """A board with at most one piece, all in its top rows: a new game began."""
+        rows = board.shape[0]
+        cells = _cells(board)
+        return len(cells) <= PIECE_CELLS and all(y > rows - PIECE_CELLS for _, y in cells)
+
+    def _explain(self, board: np.ndarray, observation: Observation, timestamp: float) -> _Step | str:
+        """The step of play from the accepted state to ``board``, or why there is none."""
+        assert self._stack is not None
+        stack, falling = self._stack, self._falling
+        falling_cells = piece_cells_of(falling) if falling is not None else frozenset()
+        before = stack | _mask(falling_cells, stack.shape)
+        if np.array_equal(board, before):
+            return _Step(stack, falling, reason=self._reason if not self._certain else "")
+        landed = (Event("landed", timestamp, falling.name, _sorted(falling_cells)),) if falling is not None else ()
+        full = np.flatnonzero(before.all(axis=1))
+        if len(full):
+            # Standard Tetris scans rows 1..H-1 only: a full top row may stay
+            for rows in (full, full[full < len(before) - 1]):
+                cleared = _collapsed(before, rows) if len(rows) else before
+                if len(rows) and not (cleared & ~board).any():
+                    arrival = self._arrival(cleared, board & ~cleared, observation, timestamp)
+                    if isinstance(arrival, _Step):
+                        events = (*landed, Event("rows_cleared", timestamp, rows=tuple(int(r) + 1 for r in rows)), *arrival.events)
+                        return _Step(arrival.stack, arrival.falling, events, arrival.reason)
+            if not (board & ~before).any() and not (before & ~board)[~before.all(axis=1)].any():
+                return "full rows are being cleared (line-clear animation)"
+        vanished = int((stack & ~board).sum())
+        if vanished:
+            if not self._certain and falling is None:
+                return self._adopt(board, observation)
+            return f"{vanished} settled cells vanished and no full row was cleared"
+        new = board & ~stack
+        if falling is None:
+            return self._arrival(stack, new, observation, timestamp)
+        new_cells = _cells(new)
+        if falling_cells < new_cells:
+            settled = stack | _mask(falling_cells, stack.shape)
+            arrival = self._arrival(settled, new & ~settled, observation, timestamp)
+            if isinstance(arrival, str):
+                return f"the falling {falling.name} stayed and {arrival}"
+            return _Step(arrival.stack, arrival.falling, (*landed, *arrival.events), arrival.reason)
+        moved = self._identify(new, observation)
+        if moved is not None and moved.name == falling.name:
+            return _Step(stack, moved)
+        return f"the falling {falling.name} became {len(new_cells)} cells that are not an {falling.name}"
+
+    def _arrival(self, stack: np.ndarray, new: np.ndarray, observation: Observation, timestamp: float) -> _Step | str:
+        """What ``new`` cells above an accepted ``stack`` with no piece falling are."""
+        cells = _cells(new)
+        if not cells:
+            return _Step(stack, None)
+        piece = self._identify(new, observation) if len(cells) == PIECE_CELLS else None
+        if piece is not None:
+            if piece.colour_agrees is False:
+                return f"a new piece's shape says {piece.name} but its colour says {piece.colour_candidates}"
+            return _Step(stack, piece, (Event("spawn", timestamp, piece.name, _sorted(cells)),))
+        if _entering(cells, *stack.shape):
+            return _Step(stack, None, reason=f"a piece is entering the well ({len(cells)} cells show)")
+        return f"{len(cells)} new cells are not a piece"
+
+    def _adopt(self, board: np.ndarray, observation: Observation) -> _Step | str:
+        """Find the falling piece hidden in a re-read stack from how the board changed.
+
+        The cells that left the stack and the cells that came must be the old and new places
+        of one tetromino of one type, sharing the cells that stayed; only a unique such cut
+        is taken.
+        """
+        assert self._stack is not None
+        stack = self._stack
+        left, came = _cells(stack & ~board), _cells(board & ~stack)
+        if not 0 < len(left) <= PIECE_CELLS or len(came) != len(left):
+            return f"{len(left)} cells left and {len(came)} came: no move of one piece"
+        changed = left | came
+        # a tetromino spans at most 4 x 4 cells: shared cells lie within 3 of every changed one
+        near = [c for c in _cells(stack & board) if all(abs(c[0] - x) <= 3 and abs(c[1] - y) <= 3 for x, y in changed)]
+        cuts: list[tuple[Cells, FallingPiece]] = []
+        for shared in combinations(near, PIECE_CELLS - len(left)):
+            old = self._identify(_mask(left | frozenset(shared), stack.shape), observation)
+            new = self._identify(_mask(came | frozenset(shared), stack.shape), observation)
+            if old is not None and new is not None and old.name == new.name and new.colour_agrees is not False:
+                cuts.append((left | frozenset(shared), new))
+        if len(cuts) != 1:
+            return f"{'no' if not cuts else len(cuts)} ways to cut a moving piece out of the re-read stack"
+        old_cells, piece = cuts[0]
+        return _Step(stack & ~_mask(old_cells, stack.shape), piece)
+
+    def _identify(self, cells: np.ndarray, observation: Observation) -> FallingPiece | None:
+        """The tetromino ``cells`` form (type, orientation, origin, colour vote), or None."""
+        seen = Observation(True, "", cells, np.ones(cells.shape, dtype=np.float32), observation.colours)
+        return falling_piece(seen, np.zeros_like(cells), self._calibration_for(cells.shape))
+
+    def _calibration_for(self, shape: tuple[int, ...]) -> GridCalibration:
+        if self.calibration is not None:
+            return self.calibration
+        if self._shape_only is None or (self._shape_only.rows, self._shape_only.cols) != shape:
+            # falling_piece reads only the piece colours: a calibration without them votes by shape alone
+            rows, cols = shape
+            corners = np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], dtype=np.float32)
+            self._shape_only = GridCalibration(corners, cols, rows, np.zeros((rows + 2, cols + 2, 3), dtype=np.float32))
+        return self._shape_only
+
+    # ---- game over -------------------------------------------------------------------
+
+    def _topped_out(self) -> bool:
+        """The last accepted board reaches the top rows with cells other than a piece in free fall:
+        the stack, a falling piece resting on it, or a piece that stays partly above the well."""
+        assert self._stack is not None
+        board = self._seen
+        if self._falling is not None:
+            cells = piece_cells_of(self._falling)
+            if not any(y == 1 or self._stack[y - 2, x - 1] for x, y in cells):
+                board = board & ~_mask(cells, board.shape)
+        return bool(board[len(board) - self.top_out_rows :].any())
+
+    def _game_over(self, timestamp: float) -> list[Event]:
+        assert self._stack is not None
+        events = []
+        if self._falling is not None:
+            cells = piece_cells_of(self._falling)
+            events.append(Event("landed", timestamp, self._falling.name, _sorted(cells)))
+            self._stack = self._stack | _mask(cells, self._stack.shape)
+            self._falling = None
+        events.append(Event("game_over", timestamp))
+        self._over = True
+        self._status, self._reason = "game_over", f"the stack reached the top rows and nothing moved for {self.game_over_s:g} s"
+        return events

@@ -1,0 +1,319 @@
+"""The tracker reports exactly the engine's spawns, landings, clears and game over from filtered boards.
+
+Every test plays the real engine key by key, shows each state of the screen for a few frames
+as an observation (the stack grey, the falling piece in its colour) through a real BoardFilter,
+and compares what the tracker reports with what the engine did.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece, Game, collapse_full_rows
+from gamerig.games.tetris.engine import Event as EngineEvent
+from gamerig.games.tetris.pieces import piece_index
+from gamerig.games.tetris.placements import enumerate_placements
+from gamerig.games.tetris.recognition import GridCalibration, Observation
+from gamerig.games.tetris.rules import Rules
+from gamerig.games.tetris.sequence import FixedPieces, PieceSource, RandomPieces
+from gamerig.games.tetris.temporal import BoardFilter
+from gamerig.games.tetris.tracker import Event, PieceTracker, TrackerUpdate
+
+ROWS, COLS = 20, 10
+FRAME_S = 1 / 60
+GAME_OVER_S = 2.0  # random keys on a piece still above the screen change nothing for a while
+FALL = "fall"  # one free-fall iteration of the engine
+#: BGR colour of each piece O I S Z L J T, as the camera would see it; settled cells are grey.
+PIECE_COLOURS = np.array(
+    [[0, 220, 230], [230, 220, 0], [0, 200, 0], [0, 0, 220], [0, 140, 255], [220, 60, 0], [200, 0, 200]], dtype=np.float32
+)
+GREY = np.array([128, 128, 128], dtype=np.float32)
+
+
+def _calibration() -> GridCalibration:
+    corners = np.array([[0, 0], [COLS, 0], [COLS, ROWS], [0, ROWS]], dtype=np.float32)
+    return GridCalibration(corners, COLS, ROWS, np.zeros((ROWS + 2, COLS + 2, 3), np.float32), PIECE_COLOURS)
+
+
+class Screen:
+    """Engine play shown frame by frame to a BoardFilter and a PieceTracker.
+
+    With ``hidden_rows`` the engine's well is that much taller than the visible one, so pieces
+    spawn above the screen and come into view row by row.
+    """
+
+    def __init__(self, source: PieceSource, hidden_rows: int = 0, hold: int = 2, calibration: GridCalibration | None = None) -> None:
+        self.game = Game(Rules("standard", COLS, ROWS + hidden_rows), source)
+        self.filter = BoardFilter(k=2)
+        self.tracker = PieceTracker(calibration if calibration is not None else _calibration(), game_over_s=GAME_OVER_S)
+        self.hold = hold
+        self.time = 0.0
+        self.engine_events: list[EngineEvent] = []
+        self.updates: list[TrackerUpdate] = []
+        #: piece number -> type, for each piece shown with all four cells in view
+        self.in_view: dict[int, str] = {}
+        #: colour id (1..7) of every settled cell, engine rows, bottom first
+        self.ids = np.zeros((ROWS + hidden_rows, COLS), np.uint8)
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for u in self.updates for e in u.events]
+
+    def show(self, filled: np.ndarray, colours: np.ndarray, frames: int | None = None) -> None:
+        for _ in range(frames or self.hold):
+            observation = Observation(True, "", filled, np.ones(filled.shape, np.float32), colours)
+            update = self.filter.update(observation, self.time)
+            self.updates.append(self.tracker.update(update, observation, self.time))
+            self.time += FRAME_S
+
+    def picture(self, ids: np.ndarray, piece: FallingPiece | None, piece_colour: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The visible well: settled cells by colour id (engine rows, bottom first) and ``piece``."""
+        ids = ids.copy()
+        if piece is not None:
+            in_view = all(y <= ROWS for _, y in piece.cells())
+            if in_view:
+                self.in_view[self.game.pieces - (self.game.piece is None)] = piece.kind
+            for x, y in piece.cells():
+                ids[y - 1, x - 1] = piece_index(piece_colour or piece.kind)
+        ids = ids[:ROWS]
+        colours = np.zeros((ROWS, COLS, 3), np.float32)
+        colours[ids > 0] = PIECE_COLOURS[ids[ids > 0] - 1]
+        return ids > 0, colours
+
+    def act(self, action: str, clear_flashes: int = 0) -> None:
+        """One engine step, then its screen; a landing first shows the locked piece with its full
+        rows (as games do before the rows go), and ``clear_flashes`` blank/show cycles of them."""
+        piece = self.game.piece
+        events = self.game.iterate() if action == FALL else self.game.press(action)
+        self.engine_events += events
+        if any(e.kind == "landed" for e in events):
+            assert piece is not None
+            landed = next(e for e in events if e.kind == "landed")
+            locked = piece.moved(0, landed.cells[0][1] - piece.cells()[0][1])  # where a drop took it
+            self.show(*self.picture(self.ids, locked))
+            for x, y in locked.cells():
+                self.ids[y - 1, x - 1] = piece_index(locked.kind)
+            full = (self.ids > 0).all(axis=1)
+            for _ in range(clear_flashes if full.any() else 0):
+                blanked = self.ids.copy()
+                blanked[full] = 0
+                self.show(*self.picture(blanked, None), frames=3)
+                self.show(*self.picture(self.ids, None), frames=3)
+            settled = Board(cells=self.ids)
+            collapse_full_rows(settled, self.game.rules.clearable_rows)
+            self.ids = settled.cells.copy()
+            assert np.array_equal(self.ids > 0, self.game.board.cells > 0)
+        self.show(*self.picture(self.ids, self.game.piece))
+
+    def wait(self, seconds: float) -> None:
+        self.show(*self.picture(self.ids, self.game.piece), frames=int(seconds / FRAME_S) + 1)
+
+
+def _kinds(events: list[Event]) -> list[tuple[str, str | None]]:
+    return [(e.kind, e.piece) for e in events]
+
+
+def _expected(engine_events: list[EngineEvent]) -> list[tuple[str, str | None]]:
+    """The engine's events as the tracker names them (rows_cleared and game_over name no piece)."""
+    names = {"spawned": "spawn", "landed": "landed", "rows_cleared": "rows_cleared", "game_over": "game_over"}
+    return [(names[e.kind], e.piece if e.kind in ("spawned", "landed") else None) for e in engine_events]
+
+
+def _move(screen: Screen, keys: list[str], falls: int = 1) -> None:
+    """Spawn the next piece, press ``keys`` with a fall between each, and drop it."""
+    screen.act(FALL)
+    for key in keys:
+        screen.act(key)
+        for _ in range(falls):
+            screen.act(FALL)
+    screen.act(DROP)
+
+
+def test_spawns_landings_and_a_cleared_row_in_the_engines_order():
+    screen = Screen(FixedPieces("IIOT", repeat=False))
+    _move(screen, [LEFT] * 3)  # I on columns 1-4
+    _move(screen, [RIGHT])  # I on columns 5-8
+    _move(screen, [RIGHT] * 4)  # O on columns 9-10: row 1 is full
+    screen.act(FALL)  # T spawns
+    assert _kinds(screen.events) == [
+        ("spawn", "I"), ("landed", "I"), ("spawn", "I"), ("landed", "I"),
+        ("spawn", "O"), ("landed", "O"), ("rows_cleared", None), ("spawn", "T"),
+    ]  # fmt: skip
+    assert _kinds(screen.events) == _expected(screen.engine_events)
+    by_kind = {e.kind: e for e in screen.events}
+    assert by_kind["rows_cleared"].rows == (1,)
+    assert screen.events[0].cells == ((4, 20), (5, 20), (6, 20), (7, 20))
+    assert screen.events[5].cells == ((9, 1), (10, 1), (9, 2), (10, 2))  # where the O locked
+    final = screen.updates[-1]
+    assert final.status == "tracking" and final.falling.name == "T"
+    assert np.array_equal(final.stack, screen.game.board.cells.astype(bool))
+
+
+def test_moves_rotations_and_falls_report_no_second_spawn():
+    screen = Screen(FixedPieces("TL", repeat=False))
+    screen.act(FALL)
+    for key in [ROTATE, LEFT, ROTATE, FALL, RIGHT, RIGHT, ROTATE, FALL, FALL, ROTATE, LEFT]:
+        screen.act(key)
+    assert _kinds(screen.events) == [("spawn", "T")]
+    assert screen.updates[-1].falling.name == "T"
+    assert screen.updates[-1].falling.orientation == screen.game.piece.orientation
+    assert screen.updates[-1].falling.origin == (screen.game.piece.x, screen.game.piece.y)
+    assert {u.status for u in screen.updates[4:]} == {"tracking"}
+
+
+def test_a_flashing_line_clear_reports_nothing_until_the_rows_collapse():
+    screen = Screen(FixedPieces("IIOT", repeat=False))
+    _move(screen, [LEFT] * 3)
+    _move(screen, [RIGHT])
+    screen.act(FALL)
+    for key in [RIGHT] * 4:
+        screen.act(key)
+    seen = len(screen.updates)
+    screen.act(DROP, clear_flashes=2)
+    during = screen.updates[seen:-2]  # the lock, the flashes, not yet the collapsed board
+    assert not [e for u in during for e in u.events]
+    assert any(u.status == "unsure" and "line-clear" in u.reason for u in during)
+    assert all(u.stack is not None and u.stack[0].sum() == 8 for u in during)  # the stack is not cut by a blank row
+    screen.act(FALL)
+    assert _kinds(screen.events)[-4:] == [("spawn", "O"), ("landed", "O"), ("rows_cleared", None), ("spawn", "T")]
+    assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
+
+
+def test_pieces_spawning_above_the_well_are_reported_once_when_all_four_cells_show():
+    screen = Screen(FixedPieces("TSZLJIO", repeat=False), hidden_rows=2)
+    for _ in range(6):
+        _move(screen, [FALL, FALL])
+    for _ in range(3):  # the O spawns above the screen and falls into view
+        screen.act(FALL)
+    assert _kinds(screen.events) == _expected(screen.engine_events)
+    spawns = [e for e in screen.events if e.kind == "spawn"]
+    assert [e.piece for e in spawns] == list("TSZLJIO")
+    assert all(len(e.cells) == 4 and all(y <= ROWS for _, y in e.cells) for e in spawns)
+    entering = [u for u in screen.updates if "entering the well" in u.reason]
+    assert entering and not [e for u in entering for e in u.events if e.kind == "spawn"]
+
+
+def test_stacking_to_the_top_ends_the_game_after_the_board_freezes():
+    screen = Screen(FixedPieces("O"))
+    while not screen.game.over:
+        screen.act(FALL)
+        screen.act(DROP)
+    screen.act(FALL)  # nothing happens any more
+    assert "game_over" not in _kinds(screen.events)[-1]
+    screen.wait(GAME_OVER_S)
+    assert _kinds(screen.events) == [("spawn", "O"), ("landed", "O")] * 10 + [("game_over", None)]
+    assert _kinds(screen.events) == _expected(screen.engine_events)
+    assert screen.updates[-1].status == "game_over"
+    assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
+
+
+def test_after_game_over_an_empty_well_starts_a_new_game():
+    screen = Screen(FixedPieces("O"))
+    while not screen.game.over:
+        screen.act(FALL)
+        screen.act(DROP)
+    screen.wait(GAME_OVER_S)
+    screen.game = Game(Rules("standard", COLS, ROWS), FixedPieces("T"))
+    screen.ids[:] = 0
+    screen.wait(1.0)  # the filter resyncs to the empty well after its resync_frames
+    screen.act(FALL)
+    assert _kinds(screen.events)[-2:] == [("game_over", None), ("spawn", "T")]
+
+
+def test_a_stack_met_mid_game_is_reread_and_the_hidden_falling_piece_found_when_it_moves():
+    screen = Screen(FixedPieces("LOOT", repeat=False))
+    for keys in ([LEFT] * 4, [RIGHT] * 4):
+        _move(screen, keys)
+    screen.act(FALL)  # the O in play
+    screen.act(FALL)
+    screen.tracker.reset()
+    screen.filter.reset()
+    screen.updates.clear()
+    screen.show(*screen.picture(screen.ids, screen.game.piece))
+    assert screen.updates[-1].status == "unsure" and "re-read" in screen.updates[-1].reason
+    screen.act(LEFT)
+    assert screen.updates[-1].status == "tracking" and screen.updates[-1].falling.name == "O"
+    screen.act(DROP)
+    screen.act(FALL)
+    assert _kinds(screen.events) == [("landed", "O"), ("spawn", "T")]
+
+
+def test_a_colour_that_votes_against_the_shape_holds_the_spawn_back():
+    screen = Screen(FixedPieces("T", repeat=False))
+    screen.show(*screen.picture(screen.ids, screen.game.piece))  # the empty well
+    screen.game.iterate()
+    screen.show(*screen.picture(screen.ids, screen.game.piece, piece_colour="O"))
+    assert not screen.events and screen.updates[-1].status == "unsure" and "colour" in screen.updates[-1].reason
+    screen.act(FALL)
+    assert _kinds(screen.events) == [("spawn", "T")]
+
+
+def test_unsure_and_missing_frames_report_nothing_and_keep_the_state():
+    screen = Screen(FixedPieces("T", repeat=False))
+    screen.act(FALL)
+    blank = Observation(False, "black frame", np.zeros((ROWS, COLS), bool), np.zeros((ROWS, COLS), np.float32), np.zeros((ROWS, COLS, 3), np.float32))
+    update = screen.tracker.update(screen.filter.update(blank, screen.time), blank, screen.time)
+    assert update.events == () and update.status == "unsure" and "black frame" in update.reason
+    assert update.falling.name == "T"
+
+
+def _random_game(seed: int, hidden_rows: int) -> Screen:
+    """Up to 60 pieces, most of them played to the lowest place they reach (so rows clear) with
+    random falls between the keys, the others moved at random; then, if the game is over, the
+    frozen board until the tracker says so."""
+    rng = np.random.default_rng(seed)
+    screen = Screen(RandomPieces(seed), hidden_rows=hidden_rows, hold=int(rng.integers(2, 4)))
+    game = screen.game
+    while not game.over and game.pieces < 60:
+        screen.act(FALL)  # the next piece spawns
+        if game.piece is None:
+            break
+        screen.act(FALL)  # keys start one row below the spawn
+        placements = enumerate_placements(game.board, game.piece.kind, game.rules) if game.piece else []
+        if placements and rng.random() < 0.8:
+            lowest = min(p.y for p in placements)
+            keys = list(rng.choice([p for p in placements if p.y == lowest]).keys)
+        else:
+            keys = [str(k) for k in rng.choice([FALL, LEFT, RIGHT, ROTATE], size=6)] + [DROP]
+        for key in keys:
+            if game.piece is None:
+                break
+            screen.act(key)
+            if game.piece is not None and rng.random() < 0.3:
+                screen.act(FALL)
+    if game.over:
+        screen.wait(GAME_OVER_S)
+    else:
+        screen.act(FALL)  # the next spawn shows that the last piece landed
+    return screen
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_play_reports_exactly_the_engines_events(seed):
+    screen = _random_game(seed, hidden_rows=0)
+    assert _kinds(screen.events) == _expected(screen.engine_events)
+    assert screen.game.lines > 0 or not screen.game.over
+    landed = [(e.piece, e.cells) for e in screen.events if e.kind == "landed"]
+    assert landed == [(e.piece, tuple(sorted(e.cells, key=lambda c: (c[1], c[0])))) for e in screen.engine_events if e.kind == "landed"]
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_play_above_the_well_spawns_each_piece_that_came_into_view_once(seed):
+    screen = _random_game(seed, hidden_rows=2)
+    assert [e.piece for e in screen.events if e.kind == "spawn"] == [kind for _, kind in sorted(screen.in_view.items())]
+    assert (_kinds(screen.events)[-1] == ("game_over", None)) == screen.game.over
+
+
+def test_bad_settings_are_a_clear_error():
+    with pytest.raises(ValueError, match="top_out_rows"):
+        PieceTracker(top_out_rows=0)
+    with pytest.raises(ValueError, match="game_over_s"):
+        PieceTracker(game_over_s=0)
+    with pytest.raises(ValueError, match="resync_frames"):
+        PieceTracker(resync_frames=0)
