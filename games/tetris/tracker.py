@@ -17,30 +17,40 @@ The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the 
   with that reason and change nothing;
 * **the piece moved**: the cells off the stack are one tetromino of the falling piece's type
   (moved, rotated, fallen, dropped): no event;
-* **a new piece appeared**: the falling piece's cells stay where they were and new cells appear:
-  it locked, so ``landed`` for it, and the new cells are an arrival (next point);
-* **arrival**: with no piece falling, new cells that are one tetromino are a ``spawn`` (the piece
-  as it shows now).  One to three cells that are the visible part of a tetromino coming in over
-  the top row are a piece entering the well: no event until all four cells show, so a piece
-  that spawns above the well is reported once, when it is identified.  A tetromino whose colour
-  votes against its shape is ``unsure`` and not reported until a frame where the vote agrees.
+* **a new piece appeared**: the falling piece's cells stay where they were and a new tetromino
+  appears: the old piece locked, so ``landed`` for it (where it was last seen), then ``spawn``.
+  While only one to three cells of the new piece show (it comes in over the top row), nothing
+  is reported yet: a misread cell up there must not end a piece;
+* **arrival**: with no piece falling, new cells that are one tetromino are a ``spawn`` (anywhere:
+  a piece first seen lower, after frames were lost, is still new).  One to three cells that are
+  the visible part of a tetromino partly above the top row are a piece entering the well, so a
+  piece that spawns above the well is reported once, when all four cells show.  A tetromino whose
+  colour votes against its shape is ``unsure`` and not reported until a frame where the vote
+  agrees.
 
 A board none of these explains is ``unsure``: the state stays, and no event is guessed.  When the
-filter ``resynced`` (or such a board stays for ``resync_frames`` frames, or it is the first board
-seen) the stack is re-read from the board as a whole, status ``unsure`` with the reason: the
+filter ``resynced``, when nothing was explained for ``resync_frames`` frames, or on the first board
+seen, the stack is re-read from the board as a whole (status ``unsure``, with the reason): the
 falling piece is then hidden in that stack.  It is found again when it moves (the cells that left
-and the cells that came are one tetromino of one type, the only way to cut them from the stack),
-and a tetromino appearing while nothing vanished is clearly new, so it is a ``spawn`` (the piece
-hidden in the stack locked: no ``landed`` for it, its type is unknown).
+and the cells that came are one tetromino of one type, and there is only one way to cut them
+from the stack), and a tetromino appearing while nothing vanished is clearly new, so it is a
+``spawn`` (the piece hidden in the stack locked: no ``landed`` for it, its type is unknown).
+A first board that is one tetromino in an empty well is a ``spawn``.
 
-**Game over**: the settled stack, or a falling piece resting on it, has reached the top
-``top_out_rows`` rows (where Standard Tetris spawns) and no step of play was accepted for
-``game_over_s`` seconds of frames, whatever they show (the same board, a well filling row by row,
-no board at all): ``landed`` for the last piece if one was falling, then ``game_over``.  In
-Standard Tetris the game ends when a new piece does not fit, so the last board simply freezes;
-other games fill the well or change screen, which the filter does not commit either.  After game
-over the tracker waits for a new game, a board with at most one piece in its top rows, and starts
-afresh; ``reset`` does that at once.
+**Game over**: the last explained board reaches the top ``top_out_rows`` rows (where Standard
+Tetris spawns) with cells other than a piece in free fall (the stack, a piece resting on it, a
+piece stuck partly above the well) and no step of play was explained for ``game_over_s`` seconds of
+frames, whatever they show (the same board, a well filling row by row, no board at all):
+``landed`` for the last piece if one was falling, then ``game_over``.  In Standard Tetris the game
+ends when a new piece does not fit, so the last board simply freezes; other games fill the well
+or change screen, which the filter does not commit.  ``game_over_s`` must exceed the longest
+pause of play (line-clear animation plus the next spawn, a piece moving above the well unseen).
+After game over the tracker waits for a new game (a board with at most one piece, all in its top
+rows) and starts afresh; ``reset`` does that at once.
+
+Not handled: a piece that drops, locks and clears rows between two committed boards (games show
+the locked rows for a few frames; the filter then resyncs and the stack is re-read); games that
+draw a ghost piece.
 
 Measured: the unit tests drive it with real engine play through a real ``BoardFilter``; the vision
 benchmark counts its false spawns.  Pure: timestamps come with the frames, no clocks, no I/O.
@@ -184,10 +194,10 @@ class PieceTracker:
         if update.status in ("committed", "resynced") and update.board is not None:
             events += self._on_board(update.board, observation, timestamp, update.status == "resynced", update.reason)
             status, reason = self._status, self._reason
-        elif update.status == "steady" and self._unexplained_frames and update.board is not None:
+        elif self._unexplained_frames and update.board is not None:
             self._unexplained_frames += 1
             if self._unexplained_frames >= self.resync_frames:
-                self._rederive(update.board, f"the board stayed unexplained for {self.resync_frames} frames")
+                self._rederive(update.board, f"nothing was explained for {self.resync_frames} frames")
             status, reason = self._status, self._reason
         elif update.status in ("unsure", "no_observation") and not self._over:
             status, reason = "unsure", f"{update.status.replace('_', ' ')}: {update.reason}"
@@ -210,10 +220,11 @@ class PieceTracker:
             resynced, why = True, "the first board seen"
         step = self._explain(board, observation, timestamp)
         if isinstance(step, str):
-            if resynced:
-                self._rederive(board, f"{why}: {step}" if why else step)
+            if resynced or self._unexplained_frames + 1 >= self.resync_frames:
+                self._rederive(board, f"{why or 'nothing was explained for a while'}: {step}")
             else:
-                self._status, self._reason, self._unexplained_frames = "unsure", step, 1
+                self._status, self._reason = "unsure", step
+                self._unexplained_frames += 1
             return []
         changed = not np.array_equal(board, self._seen)
         self._stack, self._falling, self._seen, self._unexplained_frames = step.stack, step.falling, board, 0
@@ -277,6 +288,8 @@ class PieceTracker:
             arrival = self._arrival(settled, new & ~settled, observation, timestamp)
             if isinstance(arrival, str):
                 return f"the falling {falling.name} stayed and {arrival}"
+            if arrival.falling is None:  # part of the next piece shows: its spawn will report the landing
+                return _Step(stack, falling, reason=arrival.reason)
             return _Step(arrival.stack, arrival.falling, (*landed, *arrival.events), arrival.reason)
         moved = self._identify(new, observation)
         if moved is not None and moved.name == falling.name:

@@ -252,6 +252,25 @@ def test_a_colour_that_votes_against_the_shape_holds_the_spawn_back():
     assert _kinds(screen.events) == [("spawn", "T")]
 
 
+def test_a_misread_cell_committed_for_a_moment_reports_nothing():
+    screen = Screen(FixedPieces("TOI", repeat=False))
+    _move(screen, [LEFT, LEFT])
+    screen.act(FALL)
+    screen.act(FALL)
+    for glitch in [(1, ROWS), (9, 1), (5, 1)]:  # a cell in the top row, one beside the stack, one of the stack lost
+        filled, colours = screen.picture(screen.ids, screen.game.piece)
+        filled[glitch[1] - 1, glitch[0] - 1] ^= True
+        screen.show(filled, colours)
+        # a lone cell in the top row may be a piece coming in: nothing is reported until it is one
+        assert screen.updates[-1].status == ("tracking" if glitch[1] == ROWS else "unsure")
+        assert screen.updates[-1].falling.name == "O"
+        screen.act(FALL)
+        assert screen.updates[-1].status == "tracking"
+    screen.act(DROP)
+    screen.act(FALL)
+    assert _kinds(screen.events) == _expected(screen.engine_events)
+
+
 def test_unsure_and_missing_frames_report_nothing_and_keep_the_state():
     screen = Screen(FixedPieces("T", repeat=False))
     screen.act(FALL)
