@@ -10,16 +10,22 @@ Why not the lattice or plain phase correlation: measured on filmed synthetic pla
 camera per skin, 12 boards each), ``calibration.refine_corners`` from the calibrated corners
 moved its corners by 2 to 4 px (up to 15 px on a gridless well) on an unmoved camera and took
 80-100 ms; ``cv2.phaseCorrelate`` over the well region was thrown off by the changing stack
-(errors up to 95 px).  The masked match took 5-7 ms per 640 x 480 frame and put a 4 px shift
-within 0.1 px on 8 of 11 skins, within 0.5 px on ``neon`` and ``pastel`` and 1.1-1.8 px off on
-``paper`` (a well without a border whose cells show at the band's inner edge once moved).
+(errors up to 95 px).
 
 A well whose surroundings have no texture (a smooth gradient showing through a borderless
-well, skin ``gradient_open``) gives nothing to match: the monitor says so once, as "blind",
-instead of reporting "ok" it cannot know.
+well, skin ``gradient_open``) gives nothing to match: the monitor reports "blind" instead of
+an "ok" it cannot know.
 
 One odd frame (a line-clear flash, a frame torn by the capture) must not raise an alarm: the
 reported status changes only after ``confirm`` consecutive checks agree.
+
+Measured on filmed synthetic play (11 skins x 2 random cameras, a check on every one of 60
+frames of random stacks each, then a 4 px bump in a random direction): 0 false alarms and no
+single odd reading over 1,140 checks; every bump reported "moved" at the 3rd check; shift error
+median 0.07 px, worst 0.64 px on tuning skins and 2.98 px on held-out ``pastel`` (a light
+well in faint surroundings: the vertical shift is poorly determined); 3 of 22 scenes were
+"blind" (``gradient_open`` twice, held-out ``handheld`` once, wrongly: its match worked); 6.4 ms
+p50, 11.4 ms p99 per check on one thread.
 """
 
 from __future__ import annotations
