@@ -137,7 +137,7 @@ def _collapsed(board: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _entering(cells: Cells, rows: int, cols: int) -> bool:
     """True when 1..3 ``cells`` are what shows of a tetromino partly above the top row."""
-    if not 0 < len(cells) < PIECE_CELLS:
+    if not 0 < len(cells) < PIECE_CELLS or max(y for _, y in cells) != rows:
         return False
     for table in ORIENTATIONS.values():
         for offsets in table:
@@ -266,7 +266,7 @@ class PieceTracker:
         if len(full):
             # Standard Tetris scans rows 1..H-1 only: a full top row may stay
             for rows in (full, full[full < len(before) - 1]):
-                cleared = _collapsed(before, rows) if len(rows) else before
+                cleared = _collapsed(before, rows)
                 if len(rows) and not (cleared & ~board).any():
                     arrival = self._arrival(cleared, board & ~cleared, observation, timestamp)
                     if isinstance(arrival, _Step):
@@ -294,7 +294,7 @@ class PieceTracker:
         moved = self._identify(new, observation)
         if moved is not None and moved.name == falling.name:
             return _Step(stack, moved)
-        return f"the falling {falling.name} became {len(new_cells)} cells that are not an {falling.name}"
+        return f"the falling {falling.name} became {len(new_cells)} cells that are no {falling.name}"
 
     def _arrival(self, stack: np.ndarray, new: np.ndarray, observation: Observation, timestamp: float) -> _Step | str:
         """What ``new`` cells above an accepted ``stack`` with no piece falling are."""

@@ -64,7 +64,7 @@ class Screen:
         return [e for u in self.updates for e in u.events]
 
     def show(self, filled: np.ndarray, colours: np.ndarray, frames: int | None = None) -> None:
-        for _ in range(frames or self.hold):
+        for _ in range(self.hold if frames is None else frames):
             observation = Observation(True, "", filled, np.ones(filled.shape, np.float32), colours)
             update = self.filter.update(observation, self.time)
             self.updates.append(self.tracker.update(update, observation, self.time))
@@ -240,6 +240,24 @@ def test_a_stack_met_mid_game_is_reread_and_the_hidden_falling_piece_found_when_
     screen.act(DROP)
     screen.act(FALL)
     assert _kinds(screen.events) == [("landed", "O"), ("spawn", "T")]
+
+
+def test_a_lock_and_spawn_the_filter_missed_is_resynced_without_a_spawn_for_the_piece_in_play():
+    screen = Screen(FixedPieces("OTI", repeat=False))
+    screen.act(FALL)
+    screen.act(FALL)
+    screen.hold = 0  # the drop, the lock and the next spawn happen between two frames
+    screen.act(DROP)
+    screen.act(FALL)
+    screen.hold = 2
+    screen.wait(0.6)  # the board no move explains stays: the filter resyncs
+    assert screen.updates[-1].status == "unsure" and "re-read" in screen.updates[-1].reason
+    screen.act(LEFT)  # the T moves: found in the re-read stack
+    assert screen.updates[-1].status == "tracking" and screen.updates[-1].falling.name == "T"
+    screen.act(DROP)
+    screen.act(FALL)
+    assert _kinds(screen.events) == [("spawn", "O"), ("landed", "T"), ("spawn", "I")]
+    assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
 
 
 def test_a_colour_that_votes_against_the_shape_holds_the_spawn_back():
