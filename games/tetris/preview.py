@@ -1,0 +1,507 @@
+"""Find the next-piece preview box beside a calibrated well and read the piece shown in it.
+
+Pure: numpy and OpenCV, no I/O, no clocks.  Frames are uint8 H x W x 3 BGR; corners are 4 x 2
+(TL TR BR BL) in OpenCV's pixel-centre convention, like ``recognition.GridCalibration``.
+
+Reading.  One ``cv2.remap`` samples the box at twice a small canonical size through its
+perspective and ``cv2.resize`` (INTER_AREA) averages that down to the canonical image.  Each
+pixel's colour distance from the box's empty look (after a gain taken from the box's edge,
+where no piece is ever drawn) says ink or fill.  The piece is named by its shape alone: the
+ink's bounding box must measure a whole tetromino at the piece cell pitch learned at
+calibration (the preview may draw smaller cells than the well, or centre pieces at half-cell
+offsets, so neither the well's pitch nor a grid is assumed), and cutting that bounding box
+into the tetromino's cells must give clearly inked cells exactly where the tetromino has
+them and clearly blank cells elsewhere.  Every orientation of every piece is a template, so
+a game that shows the next piece in another orientation is read too.  Anything else, an
+empty box, a box whose edge changed (another screen, a bumped camera), two matches, ink that
+does not measure a piece, gives no piece and a reason: the reader never guesses.
+
+Finding.  The box is what changes between frames of play outside the well: ``find_preview``
+takes several frames with different next pieces, rectifies the screen around the well
+through the well's own perspective (the screen is a plane), and takes each blob of change of
+roughly 1-7 x 1-6 well cells as a candidate.  The pieces are drawn centred in the box, so
+the blob's centre is the box's centre and its height is two piece cells.  Where a border or
+a change of fill surrounds the pieces on all four sides, its inner edges are the box; where
+nothing does, the box is taken as 5 x 3 piece cells around the centre, the smallest box
+holding every spawn shape with half a cell to spare.  A candidate is the preview only if
+``learn_preview`` on it then reads a piece in most frames, and at least two different ones.
+Counters (score, lines) change too but never read as tetrominoes.
+
+Assumed: the box's empty interior is one colour up to a smooth shading (the fill of all known
+games); a textured or picture fill shows as ink and reads as no piece.
+
+Measured state: see the end of this docstring (``measure`` numbers filled in below).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from .pieces import ORIENTATIONS, PIECE_NAMES
+
+#: Canonical image width in pixels; the height follows the box's aspect.  A 5-cell box gets
+#: 8 pixels per cell: enough for a cell's shape, small enough to read in a few microseconds.
+CANONICAL_WIDTH = 40
+#: Remap samples per canonical pixel side, averaged by INTER_AREA (thin strokes survive).
+_SUPERSAMPLE = 2
+#: Canonical pixels along the box's edge that no piece reaches (pieces keep half a cell away).
+RING_PX = 2
+#: Brightness added to the empty colour's norm before dividing (as in recognition): keeps a
+#: black box from turning sensor noise into large relative differences.
+_DARK_FLOOR = 150.0
+#: Added to both sides of the gain ratio so a black box gives a gain near 1, not noise over noise.
+_GAIN_FLOOR = 8.0
+#: A box whose edge moved this far (mean relative distance, after gain) is not the calibrated one.
+RING_CHANGE = 0.08
+#: Gains beyond these bounds mean the picture is not the calibrated screen (black, blown out).
+GAIN_RANGE = (0.5, 2.0)
+#: Ink ends where its distance falls below this fraction of the ink's mean distance: the
+#: middle of a blurred edge.
+_EDGE_LEVEL = 0.5
+#: A row or column of the ink mask counts when it holds at least this fraction of a piece cell.
+_LINE_FRACTION = 0.15
+#: Bounding box sides may miss a whole number of learned piece cells by this fraction of a cell.
+PITCH_TOLERANCE = 0.25
+#: Fraction of a cell's size left out on each side when measuring how much of it is inked.
+_CELL_TRIM = 0.125
+#: Inked fraction of a cell above which the cell is filled, and below which it is blank.
+#: (Glyph-like cells, "[]" or outlines, ink 25-60% of a cell; solid ones all of it.)
+FILLED_OCCUPANCY = 0.2
+BLANK_OCCUPANCY = 0.1
+
+
+@dataclass(frozen=True)
+class PreviewCalibration:
+    """Where the preview box is and what it looks like with no piece in it."""
+
+    #: Box interior corners in frame pixels (4 x 2 float32, TL TR BR BL).
+    corners: np.ndarray
+    #: The empty box as the canonical image (h x CANONICAL_WIDTH x 3 float32 BGR): the learned
+    #: edge ring per pixel and a smooth fit of it inside.
+    empty: np.ndarray
+    #: Size of one piece cell in canonical pixels, as the pieces in the box measured.
+    pitch: float
+    #: Relative colour distance from the empty look above which a canonical pixel is ink.
+    threshold: float
+    #: ``cv2.remap`` maps of the canonical samples (derived from the corners and empty's shape).
+    maps: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
+    #: Derived: the ring as a uint8 mask, its mean empty colour, and 1 / (norm of the empty
+    #: colour + _DARK_FLOOR) per canonical pixel, which turns colour distances relative.
+    ring: np.ndarray = field(init=False, repr=False, compare=False)
+    ring_colour: tuple[float, float, float] = field(init=False, repr=False, compare=False)
+    inverse_norm: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        corners = np.asarray(self.corners)
+        if corners.shape != (4, 2) or not np.all(np.isfinite(corners)):
+            raise ValueError(f"corners must be 4 x 2 finite numbers (TL TR BR BL), got shape {corners.shape}")
+        empty = np.asarray(self.empty)
+        if empty.ndim != 3 or empty.shape[1] != CANONICAL_WIDTH or empty.shape[2] != 3 or empty.shape[0] < _MIN_HEIGHT:
+            raise ValueError(f"empty must be h x {CANONICAL_WIDTH} x 3 with h >= {_MIN_HEIGHT}, got {empty.shape}")
+        if not (np.isfinite(self.pitch) and self.pitch > 0 and np.isfinite(self.threshold) and self.threshold > 0):
+            raise ValueError(f"pitch and threshold must be positive, got {self.pitch} and {self.threshold}")
+        object.__setattr__(self, "corners", corners.astype(np.float32))
+        object.__setattr__(self, "empty", np.ascontiguousarray(empty, dtype=np.float32))
+        object.__setattr__(self, "maps", _sampling_maps(self.corners, empty.shape[0]))
+        ring = _ring_mask(empty.shape[0])
+        object.__setattr__(self, "ring", ring)
+        object.__setattr__(self, "ring_colour", cv2.mean(self.empty, mask=ring)[:3])
+        object.__setattr__(self, "inverse_norm", 1.0 / (np.linalg.norm(self.empty, axis=-1) + _DARK_FLOOR))
+
+
+@dataclass(frozen=True)
+class PreviewReading:
+    """The next piece shown in the box, or None with the reason it could not be named."""
+
+    piece: str | None
+    #: 0..1: how clearly the inked and blank cells separate (0 when ``piece`` is None).
+    confidence: float
+    reason: str = ""
+
+
+#: The smallest canonical height: a ring on both sides and room for a piece between.
+_MIN_HEIGHT = 2 * RING_PX + 4
+
+
+def _canonical_height(corners: np.ndarray) -> int:
+    c = np.asarray(corners, dtype=np.float64)
+    width = np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])
+    height = np.linalg.norm(c[3] - c[0]) + np.linalg.norm(c[2] - c[1])
+    return max(_MIN_HEIGHT, int(round(CANONICAL_WIDTH * height / max(width, 1e-6))))
+
+
+def _sampling_maps(corners: np.ndarray, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed-point remap maps to the sample grid (_SUPERSAMPLE^2 per canonical pixel) of the box."""
+    w, h = _SUPERSAMPLE * CANONICAL_WIDTH, _SUPERSAMPLE * height
+    grid_edges = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+    to_frame = cv2.getPerspectiveTransform(grid_edges, np.asarray(corners, dtype=np.float32))
+    xs, ys = np.meshgrid(np.arange(w, dtype=np.float32) + 0.5, np.arange(h, dtype=np.float32) + 0.5)
+    points = cv2.perspectiveTransform(np.stack([xs, ys], axis=-1).reshape(-1, 1, 2), to_frame)
+    return cv2.convertMaps(points.reshape(h, w, 2).astype(np.float32), None, cv2.CV_16SC2)
+
+
+def _canonical(frame: np.ndarray, maps: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+        raise ValueError(f"a frame must be uint8 H x W x 3, got {frame.dtype} {frame.shape}")
+    samples = cv2.remap(frame, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    h, w = samples.shape[:2]
+    small = cv2.resize(samples, (w // _SUPERSAMPLE, h // _SUPERSAMPLE), interpolation=cv2.INTER_AREA)
+    return small.astype(np.float32)
+
+
+def _ring_mask(height: int) -> np.ndarray:
+    """The canonical pixels within RING_PX of the box's edge, as a uint8 mask for OpenCV."""
+    ring = np.ones((height, CANONICAL_WIDTH), dtype=np.uint8)
+    ring[RING_PX:-RING_PX, RING_PX:-RING_PX] = 0
+    return ring
+
+
+def _relative_distance(colours: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(colours - reference, axis=-1) / (np.linalg.norm(reference, axis=-1) + _DARK_FLOOR)
+
+
+def _smooth_fill(mean: np.ndarray) -> np.ndarray:
+    """The empty box from the mean of frames: the ring as it is, inside it a bilinear fit of the
+    ring's innermost pixels (vignetting and gradients shade a fill smoothly; the outer pixels
+    carry the border's blur, and pieces cover the inside)."""
+    height = mean.shape[0]
+    ys, xs = np.mgrid[0:height, 0:CANONICAL_WIDTH].astype(np.float64)
+    xs, ys = xs / CANONICAL_WIDTH - 0.5, ys / height - 0.5
+    design = np.stack([np.ones_like(xs), xs, ys, xs * ys], axis=-1)
+    inner = np.zeros((height, CANONICAL_WIDTH), dtype=bool)
+    k = RING_PX - 1
+    inner[k, k:-k], inner[-k - 1, k:-k], inner[k:-k, k], inner[k:-k, -k - 1] = True, True, True, True
+    coefficients, *_ = np.linalg.lstsq(design[inner], mean[inner].astype(np.float64), rcond=None)
+    empty = (design @ coefficients).astype(np.float32)
+    ring = _ring_mask(height).astype(bool)
+    empty[ring] = mean[ring]
+    return empty
+
+
+def _as_frames(frames: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
+    if isinstance(frames, np.ndarray) and frames.ndim == 3:
+        return [frames]
+    frames = list(frames)
+    if not frames:
+        raise ValueError("need at least one frame")
+    return frames
+
+
+_CHANNEL_SUM = np.ones((1, 3), dtype=np.float32)
+
+
+def _ink(canonical: np.ndarray, cal: PreviewCalibration) -> tuple[np.ndarray | None, str]:
+    """The ink mask inside the ring after the gain the ring shows, or None and why."""
+    ring_now = cv2.mean(canonical, mask=cal.ring)[:3]
+    gain = [(now + _GAIN_FLOOR) / (empty + _GAIN_FLOOR) for now, empty in zip(ring_now, cal.ring_colour)]
+    if min(gain) < GAIN_RANGE[0] or max(gain) > GAIN_RANGE[1]:
+        return None, f"the box is far darker or brighter than calibrated (gain {[round(g, 2) for g in gain]})"
+    difference = cv2.subtract(cv2.multiply(canonical, (1.0 / gain[0], 1.0 / gain[1], 1.0 / gain[2], 0.0)), cal.empty)
+    distance = cv2.sqrt(cv2.transform(cv2.multiply(difference, difference), _CHANNEL_SUM)) * cal.inverse_norm
+    if cv2.mean(distance, mask=cal.ring)[0] > RING_CHANGE:
+        return None, "the box's edge changed: not the calibrated screen, or the camera moved"
+    inside = distance[RING_PX:-RING_PX, RING_PX:-RING_PX]
+    ink = inside > cal.threshold
+    if not ink.any():
+        return ink, ""
+    # cut the blur's ramps at half the piece's own contrast, so the ink ends where the piece does
+    return inside > max(cal.threshold, _EDGE_LEVEL * cv2.mean(inside, mask=ink.view(np.uint8))[0]), ""
+
+
+@dataclass(frozen=True)
+class _Template:
+    """One orientation of a piece on its columns x rows grid: flat indices (row-major, top row
+    first) of the cells it fills and of those it leaves blank."""
+
+    piece: str
+    filled: tuple[int, ...]
+    blank: tuple[int, ...]
+
+
+def _templates() -> dict[tuple[int, int], list[_Template]]:
+    """Every distinct shape of every piece, grouped by its grid (columns, rows)."""
+    grids: dict[tuple[int, int], list[_Template]] = {}
+    for name, table in ORIENTATIONS.items():
+        for offsets in table:
+            xs, ys = [x for x, _ in offsets], [y for _, y in offsets]
+            columns, rows = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+            filled = {(max(ys) - y) * columns + x - min(xs) for x, y in offsets}  # y points up
+            blank = set(range(columns * rows)) - filled
+            grids.setdefault((columns, rows), []).append(_Template(name, tuple(sorted(filled)), tuple(sorted(blank))))
+    return grids
+
+
+_TEMPLATES = _templates()
+
+
+@dataclass(frozen=True)
+class _Match:
+    piece: str | None
+    confidence: float
+    reason: str
+    #: Piece cell size this bounding box implies (canonical pixels).
+    pitch: float = 0.0
+
+
+def _occupancy(integral: np.ndarray, x0: int, y0: int, width: int, height: int, columns: int, rows: int) -> list[float]:
+    """Inked fraction of each of the columns x rows equal cells of the bounding box, row-major,
+    from the mask's integral image.  Each cell is trimmed by _CELL_TRIM of its size on every
+    side: the pixel row a cell boundary falls in belongs to neither cell."""
+    cell_w, cell_h = width / columns, height / rows
+    xs = np.array([x0 + round((c + _CELL_TRIM) * cell_w) for c in range(columns)])
+    xe = np.array([x0 + round((c + 1 - _CELL_TRIM) * cell_w) for c in range(columns)])
+    ys = np.array([y0 + round((r + _CELL_TRIM) * cell_h) for r in range(rows)])[:, None]
+    ye = np.array([y0 + round((r + 1 - _CELL_TRIM) * cell_h) for r in range(rows)])[:, None]
+    inked = integral[ye, xe] - integral[ys, xe] - integral[ye, xs] + integral[ys, xs]
+    return (inked / np.maximum((ye - ys) * (xe - xs), 1)).ravel().tolist()
+
+
+def _match(mask: np.ndarray, pitch: float | None) -> _Match:
+    """Name the tetromino the ink shows (``pitch`` None: any size, for learning the pitch)."""
+    integral = cv2.integral(mask.view(np.uint8))
+    line = max(1, round(_LINE_FRACTION * (pitch if pitch is not None else mask.shape[0] / 3)))
+    cols_hit = np.flatnonzero(integral[-1, 1:] - integral[-1, :-1] >= line)
+    rows_hit = np.flatnonzero(integral[1:, -1] - integral[:-1, -1] >= line)
+    if len(cols_hit) == 0 or len(rows_hit) == 0:
+        return _Match(None, 0.0, "the box is empty")
+    x0, y0 = int(cols_hit[0]), int(rows_hit[0])
+    width, height = int(cols_hit[-1]) - x0 + 1, int(rows_hit[-1]) - y0 + 1
+    found: list[_Match] = []
+    for (columns, rows), templates in _TEMPLATES.items():
+        if pitch is not None:
+            tolerance = PITCH_TOLERANCE * pitch + 1.0
+            if abs(width - columns * pitch) > tolerance or abs(height - rows * pitch) > tolerance:
+                continue
+        elif not 0.75 < (width / columns) / (height / rows) < 1.33:
+            continue
+        occupancy = _occupancy(integral, x0, y0, width, height, columns, rows)
+        for t in templates:
+            lowest_filled = min(occupancy[k] for k in t.filled)
+            highest_blank = max((occupancy[k] for k in t.blank), default=0.0)
+            if lowest_filled >= FILLED_OCCUPANCY and highest_blank <= BLANK_OCCUPANCY:
+                confidence = min(1.0, (lowest_filled - highest_blank) / (2 * FILLED_OCCUPANCY))
+                found.append(_Match(t.piece, confidence, "", (width / columns + height / rows) / 2))
+    if not found:
+        return _Match(None, 0.0, f"the ink ({width} x {height} px) is no tetromino at the calibrated pitch")
+    if len(found) > 1:
+        return _Match(None, 0.0, f"the ink matches several pieces ({''.join(m.piece or '' for m in found)})")
+    return found[0]
+
+
+def read_preview(frame: np.ndarray, calibration: PreviewCalibration) -> PreviewReading:
+    """The next piece shown in ``frame``'s preview box, or None with a reason (never a guess)."""
+    mask, reason = _ink(_canonical(frame, calibration.maps), calibration)
+    if mask is None:
+        return PreviewReading(None, 0.0, reason)
+    match = _match(mask, calibration.pitch)
+    return PreviewReading(match.piece, match.confidence, match.reason)
+
+
+def learn_preview(frames: Sequence[np.ndarray] | np.ndarray, corners: np.ndarray) -> PreviewCalibration:
+    """Learn the empty look, the ink threshold and the piece pitch of the box at ``corners``
+    from one or more frames of play (each showing some next piece; different pieces help).
+
+    Raises ValueError when the pieces do not stand out from the box or no frame shows a
+    readable piece.
+    """
+    shots = _as_frames(frames)
+    corners = np.asarray(corners, dtype=np.float32)
+    if corners.shape != (4, 2):
+        raise ValueError(f"corners must be 4 x 2 (TL TR BR BL), got shape {corners.shape}")
+    maps = _sampling_maps(corners, _canonical_height(corners))
+    canonical = np.stack([_canonical(f, maps) for f in shots])
+    empty = _smooth_fill(canonical.mean(axis=0))
+    distances = np.stack([_relative_distance(c, empty) for c in canonical])
+    noise = float(np.percentile(distances[:, _ring_mask(empty.shape[0]).astype(bool)], 99))
+    contrast = float(np.percentile(distances[:, RING_PX:-RING_PX, RING_PX:-RING_PX], 98))
+    if contrast < 4 * noise:
+        raise ValueError(f"nothing stands out in the box (contrast {contrast:.3f}, noise {noise:.3f}): no piece shown, or wrong corners")
+    # half way (geometrically) between noise and ink, clear of both
+    threshold = max(2 * noise, float(np.sqrt(noise * contrast)))
+    unsized = PreviewCalibration(corners=corners, empty=empty, pitch=1.0, threshold=threshold)
+    pitches = []
+    for c in canonical:
+        mask, _ = _ink(c, unsized)
+        match = _match(mask, None) if mask is not None else None
+        if match is not None and match.piece is not None:
+            pitches.append(match.pitch)
+    if not pitches:
+        raise ValueError("no frame shows a readable piece in the box")
+    return PreviewCalibration(corners=corners, empty=empty, pitch=float(np.median(pitches)), threshold=threshold)
+
+
+#: Well cells searched beside the well (each side), above it and below it for the box.
+_SEARCH_CELLS = (12, 6, 2)
+#: Temporal change (standard deviation, levels) a pixel needs to count as changing, at least,
+#: and in multiples of the typical pixel's (sensor noise, compression).
+_MIN_CHANGE = 12.0
+_CHANGE_OVER_NOISE = 6.0
+#: Size range (well cells) of the area the pieces in a preview sweep over.
+_BLOB_CELLS = ((1.0, 7.0), (0.7, 6.0))
+#: Candidates tried, most change first.
+_CANDIDATES = 4
+#: A border edge is looked for this many piece cells beyond the pieces.  It must step
+#: (summed over B, G, R) by at least half the strongest step in reach, by at least
+#: _MIN_EDGE_STEP and by _EDGE_OVER_NOISE times the lower quartile of the steps there (the
+#: profile's noise and moire; a washed-out thin border still stands clear of it).
+_BORDER_REACH = 2.0
+_MIN_EDGE_STEP = 8.0
+_EDGE_OVER_NOISE = 4.0
+#: Pixels averaged on each side of a step, in piece cells (borders are a fifth of a cell or more).
+_EDGE_SPAN = 0.12
+#: Without a border, the box is this many piece cells around the pieces' centre.
+_BORDERLESS_CELLS = (5.0, 3.0)
+#: Preview cells within this fraction of the well's pitch are taken to be the well's size.
+_SAME_PITCH = 0.15
+#: The preview reads a piece in at least this fraction of the frames.
+_MIN_READ_FRACTION = 0.6
+
+
+@dataclass(frozen=True)
+class _Canvas:
+    """The screen around the well rectified through the well's perspective: ``scale`` canvas
+    pixels per well cell, canvas pixel (0, 0) centred at cell coordinates ``origin`` + 0.5 / scale."""
+
+    to_frame: np.ndarray  # 3 x 3, canvas pixel -> frame pixel
+    size: tuple[int, int]  # width, height
+    scale: int
+    origin: tuple[float, float]
+
+    def to_cells(self, u: float, v: float) -> tuple[float, float]:
+        return (u + 0.5) / self.scale + self.origin[0], (v + 0.5) / self.scale + self.origin[1]
+
+    def frame_points(self, canvas_points: np.ndarray) -> np.ndarray:
+        pts = np.asarray(canvas_points, dtype=np.float64).reshape(-1, 1, 2)
+        return cv2.perspectiveTransform(pts, self.to_frame).reshape(-1, 2)
+
+
+def _canvas(well_corners: np.ndarray, cols: int, rows: int) -> _Canvas:
+    c = well_corners.astype(np.float64)
+    pitch = (np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / (2 * cols)
+    pitch = (pitch + (np.linalg.norm(c[3] - c[0]) + np.linalg.norm(c[2] - c[1])) / (2 * rows)) / 2
+    scale = max(4, int(round(pitch)))
+    side, above, below = _SEARCH_CELLS
+    cells = np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], dtype=np.float32)
+    cells_to_frame = cv2.getPerspectiveTransform(cells, well_corners.astype(np.float32)).astype(np.float64)
+    canvas_to_cells = np.array([[1 / scale, 0, 0.5 / scale - side], [0, 1 / scale, 0.5 / scale - above], [0, 0, 1]])
+    size = ((cols + 2 * side) * scale, (rows + above + below) * scale)
+    return _Canvas(cells_to_frame @ canvas_to_cells, size, scale, (-float(side), -float(above)))
+
+
+def _first_edge(profile: np.ndarray, start: int, stop: int, span: int) -> float | None:
+    """Sub-pixel position (between pixel centres) of the first strong colour step in
+    ``profile`` (n x 3) going from ``start`` towards ``stop`` (either direction), or None.
+    A step is the difference of the means of ``span`` pixels on either side: fine moire
+    along the profile averages out, a border as thick as ``span`` does not."""
+    step = 1 if stop > start else -1
+    lo, hi = sorted((start, stop))
+    lo, hi = max(lo, span - 1), min(hi, len(profile) - 1 - span)
+    if hi - lo < 3:
+        return None
+    sums = np.vstack([np.zeros((1, 3)), np.cumsum(profile, axis=0)])
+    at = np.arange(lo, hi)  # steps[i]: between pixels lo+i and lo+i+1
+    after = sums[at + 1 + span] - sums[at + 1]
+    before = sums[at + 1] - sums[at + 1 - span]
+    steps = np.abs(after - before).sum(axis=1) / span
+    strongest = float(steps.max())
+    if strongest < max(_MIN_EDGE_STEP, _EDGE_OVER_NOISE * float(np.percentile(steps, 25))):
+        return None
+    order = range(len(steps)) if step > 0 else range(len(steps) - 1, -1, -1)
+    for i in order:
+        left = steps[i - 1] if i > 0 else -np.inf
+        right = steps[i + 1] if i + 1 < len(steps) else -np.inf
+        if steps[i] >= 0.5 * strongest and steps[i] >= left and steps[i] >= right:
+            a = steps[i - 1] if i > 0 else steps[i]
+            b = steps[i + 1] if i + 1 < len(steps) else steps[i]
+            curvature = a - 2 * steps[i] + b
+            offset = 0.5 * (a - b) / curvature if curvature < 0 else 0.0
+            return lo + i + 0.5 + float(np.clip(offset, -0.5, 0.5))
+    return None
+
+
+def _box_around(mean: np.ndarray, blob: tuple[int, int, int, int], well_scale: int) -> np.ndarray:
+    """The box (left, top, right, bottom canvas coordinates of its inner edges) around the area
+    ``blob`` (x0, y0, x1, y1 inclusive) the pieces sweep: the first steps beyond the pieces on
+    all four sides when they frame the pieces' centre, else the borderless box."""
+    x0, y0, x1, y1 = blob
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    width, height = x1 - x0 + 1, y1 - y0 + 1
+    pitch = height if width >= 3 * height else height / 2  # only I pieces seen: one cell high
+    if abs(pitch - well_scale) <= _SAME_PITCH * well_scale:
+        pitch = float(well_scale)
+    gap, reach = max(1, round(0.2 * pitch)), round(_BORDER_REACH * pitch)
+    # profiles averaged across the whole sweep: noise and slanted moire average out
+    across = mean[y0 : y1 + 1].mean(axis=0)
+    down = mean[:, x0 : x1 + 1].mean(axis=1)
+    span = max(1, round(_EDGE_SPAN * pitch))
+    edges = (
+        _first_edge(across, x0 - gap, x0 - gap - reach, span),
+        _first_edge(down, y0 - gap, y0 - gap - reach, span),
+        _first_edge(across, x1 + gap, x1 + gap + reach, span),
+        _first_edge(down, y1 + gap, y1 + gap + reach, span),
+    )
+    if all(e is not None for e in edges):
+        left, top, right, bottom = edges
+        if abs((left + right) / 2 - cx) <= pitch / 2 and abs((top + bottom) / 2 - cy) <= pitch / 2:
+            return np.array([left, top, right, bottom])
+    half_w, half_h = _BORDERLESS_CELLS[0] * pitch / 2, _BORDERLESS_CELLS[1] * pitch / 2
+    # blob extents are pixel centres: the pieces' edges lie half a pixel further out
+    return np.array([cx - half_w, cy - half_h, cx + half_w, cy + half_h])
+
+
+def _change_blobs(canvases: np.ndarray, canvas: _Canvas, cols: int, rows: int) -> list[tuple[int, int, int, int]]:
+    """Bounding boxes (x0, y0, x1, y1 canvas pixels) of the areas outside the well that change
+    between frames and are the size of what a preview's pieces sweep, most change first."""
+    change = canvases.std(axis=0).max(axis=2)
+    s = canvas.scale
+    wx0, wy0 = (np.array([-0.5, -0.5]) - canvas.origin) * s
+    wx1, wy1 = (np.array([cols + 0.5, rows + 0.5]) - canvas.origin) * s
+    change[int(wy0) : int(np.ceil(wy1)), int(wx0) : int(np.ceil(wx1))] = 0.0
+    moving = change > max(_MIN_CHANGE, _CHANGE_OVER_NOISE * float(np.median(change)))
+    closed = cv2.morphologyEx(moving.view(np.uint8), cv2.MORPH_CLOSE, np.ones((s // 2 + 1, s // 2 + 1), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
+    found = []
+    for k in range(1, count):
+        x, y, w, h, _ = stats[k]
+        (lo_w, hi_w), (lo_h, hi_h) = _BLOB_CELLS
+        if not (lo_w * s <= w <= hi_w * s and lo_h * s <= h <= hi_h * s):
+            continue
+        ys, xs = np.nonzero(moving[y : y + h, x : x + w] & (labels[y : y + h, x : x + w] == k))
+        if len(xs) < s * s // 2:
+            continue
+        found.append((len(xs), (x + int(xs.min()), y + int(ys.min()), x + int(xs.max()), y + int(ys.max()))))
+    return [blob for _, blob in sorted(found, reverse=True)[:_CANDIDATES]]
+
+
+def find_preview(frames: Sequence[np.ndarray], well_corners: np.ndarray, cols: int = 10, rows: int = 20) -> np.ndarray | None:
+    """The preview box's interior corners (4 x 2 float32, TL TR BR BL, frame pixels), found in
+    ``frames`` of play from one camera that show at least two different next pieces (a dozen
+    frames a piece apart are plenty), given the well's corners; None when the screen shows no
+    preview box.  See the module docstring for how, and for what it assumes."""
+    shots = _as_frames(frames)
+    if len(shots) < 2:
+        raise ValueError("find_preview needs at least two frames with different next pieces")
+    well = np.asarray(well_corners, dtype=np.float64)
+    if well.shape != (4, 2) or not np.all(np.isfinite(well)):
+        raise ValueError(f"well corners must be 4 x 2 finite numbers (TL TR BR BL), got shape {well.shape}")
+    canvas = _canvas(well, cols, rows)
+    flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+    canvases = np.stack([cv2.warpPerspective(f, canvas.to_frame, canvas.size, flags=flags) for f in shots]).astype(np.float32)
+    mean = canvases.mean(axis=0)
+    best: tuple[int, np.ndarray] | None = None
+    for blob in _change_blobs(canvases, canvas, cols, rows):
+        left, top, right, bottom = _box_around(mean, blob, canvas.scale)
+        corners = canvas.frame_points(np.array([[left, top], [right, top], [right, bottom], [left, bottom]])).astype(np.float32)
+        try:
+            calibration = learn_preview(shots, corners)
+        except ValueError:
+            continue
+        pieces = [read_preview(f, calibration).piece for f in shots]
+        read = [p for p in pieces if p is not None]
+        if len(read) >= _MIN_READ_FRACTION * len(shots) and len(set(read)) >= 2 and (best is None or len(read) > best[0]):
+            best = (len(read), corners)
+    return None if best is None else best[1]
