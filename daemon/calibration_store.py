@@ -21,13 +21,12 @@ Layout (``format: 1``; every key is required, unknown keys are errors)::
     preview: null                      # or the fields of preview.PreviewCalibration
 
 Arrays load as float32.  The preview is stored field by field (numpy arrays as nested lists),
-so this file follows ``PreviewCalibration`` without knowing its fields.
+so this file follows ``PreviewCalibration``'s fields as they change.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ import numpy as np
 import yaml
 
 from gamerig.games.tetris.pieces import PIECE_NAMES
+from gamerig.games.tetris.preview import PreviewCalibration
 from gamerig.games.tetris.recognition import GridCalibration
 
 from .config_errors import ConfigError, load_yaml
@@ -72,8 +72,8 @@ class CalibrationRecord:
     #: File name of the raw calibration frame, relative to the YAML file (the reference of
     #: ``recheck.CalibrationMonitor``), or None.
     reference_frame: str | None = None
-    #: A ``preview.PreviewCalibration`` when the game shows the next piece and it was found.
-    preview: Any | None = None
+    #: The next-piece box, when the game shows one and it was found.
+    preview: PreviewCalibration | None = None
 
 
 def default_path() -> Path:
@@ -240,23 +240,12 @@ def _load_well(path: Path, data: Any, frame_size: tuple[int, int]) -> GridCalibr
     return GridCalibration(corners=corners, cols=cols, rows=rows, empty=empty, piece_colours=colours)
 
 
-def _preview_class() -> type | None:
-    """``PreviewCalibration`` when this build has preview recognition."""
-    try:
-        return importlib.import_module("gamerig.games.tetris.preview").PreviewCalibration  # type: ignore[no-any-return]
-    except (ImportError, AttributeError):
-        return None
-
-
-def _load_preview(path: Path, data: Any) -> Any | None:
+def _load_preview(path: Path, data: Any) -> PreviewCalibration | None:
     """The preview calibration, built field by field: numpy-array fields from nested lists
     (float32), tuples from lists, everything else as written."""
     if data is None:
         return None
-    cls = _preview_class()
-    if cls is None:
-        raise ConfigError(path, "preview", "this gamerig build cannot read a preview calibration; set it to null")
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {f.name: f for f in dataclasses.fields(PreviewCalibration) if f.init}
     if not isinstance(data, dict):
         raise ConfigError(path, "preview", f"must be a mapping with the keys {', '.join(fields)}, or null")
     _check_keys(path, "preview.", data, tuple(fields))
@@ -273,6 +262,6 @@ def _load_preview(path: Path, data: Any) -> Any | None:
         else:
             values[name] = value
     try:
-        return cls(**values)
+        return PreviewCalibration(**values)
     except (TypeError, ValueError) as exc:
         raise ConfigError(path, "preview", str(exc)) from None

@@ -10,12 +10,21 @@ import yaml
 
 from gamerig.daemon.calibration_store import CalibrationRecord, load, save, to_yaml
 from gamerig.daemon.config_errors import ConfigError
+from gamerig.games.tetris.preview import CANONICAL_WIDTH, PreviewCalibration
 from gamerig.games.tetris.recognition import GridCalibration
 
 CORNERS = np.array([[230.684, 39.041], [416.912, 38.889], [424.98, 426.61], [232.49, 423.771]], dtype=np.float32)
 
 
-def _record(piece_colours: bool = True, preview: object | None = None) -> CalibrationRecord:
+PREVIEW_BOX = PreviewCalibration(
+    corners=np.array([[450, 60], [540, 60], [540, 132], [450, 132]], dtype=np.float32),
+    empty=np.random.default_rng(1).uniform(0, 255, (32, CANONICAL_WIDTH, 3)).astype(np.float32),
+    pitch=7.5,
+    threshold=0.11,
+)
+
+
+def _record(piece_colours: bool = True, preview: PreviewCalibration | None = None) -> CalibrationRecord:
     rng = np.random.default_rng(0)
     well = GridCalibration(
         corners=CORNERS,
@@ -63,20 +72,29 @@ def test_the_file_is_readable_yaml_with_corners_on_one_line():
 
 
 def test_a_preview_calibration_round_trips_field_by_field(tmp_path):
-    preview = pytest.importorskip("gamerig.games.tetris.preview")
-    box = preview.PreviewCalibration(
-        corners=np.array([[450, 60], [540, 60], [540, 132], [450, 132]], dtype=np.float32),
-        empty=np.random.default_rng(1).uniform(0, 255, (32, preview.CANONICAL_WIDTH, 3)).astype(np.float32),
-        pitch=7.5,
-        threshold=0.11,
-    )
     path = tmp_path / "calibration.yaml"
-    save(_record(preview=box), path)
+    save(_record(preview=PREVIEW_BOX), path)
     loaded = load(path).preview
-    assert isinstance(loaded, preview.PreviewCalibration)
-    assert np.abs(loaded.corners - box.corners).max() <= 0.005
-    assert np.abs(loaded.empty - box.empty).max() <= 0.005 + 1e-4
-    assert (loaded.pitch, loaded.threshold) == (box.pitch, box.threshold)
+    assert isinstance(loaded, PreviewCalibration)
+    assert np.abs(loaded.corners - PREVIEW_BOX.corners).max() <= 0.005
+    assert np.abs(loaded.empty - PREVIEW_BOX.empty).max() <= 0.005 + 1e-4
+    assert (loaded.pitch, loaded.threshold) == (PREVIEW_BOX.pitch, PREVIEW_BOX.threshold)
+
+
+def test_a_bad_preview_names_the_preview_key(tmp_path):
+    data = yaml.safe_load(to_yaml(_record(preview=PREVIEW_BOX)))
+    for edit, key, reason in [
+        (lambda d: d["preview"].update(pitch=-1.0), "preview", "pitch and threshold must be positive"),
+        (lambda d: d["preview"].pop("empty"), "preview.empty", "missing"),
+        (lambda d: d["preview"].update(corners="left"), "preview.corners", "array of numbers"),
+    ]:
+        edited = yaml.safe_load(yaml.safe_dump(data))
+        edit(edited)
+        path = tmp_path / "calibration.yaml"
+        path.write_text(yaml.safe_dump(edited))
+        with pytest.raises(ConfigError) as caught:
+            load(path)
+        assert (caught.value.key, reason in caught.value.reason) == (key, True), caught.value
 
 
 def _edited(tmp_path: Path, edit) -> Path:
