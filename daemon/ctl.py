@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
-from . import bench_ai, bench_vision, demo, tune
+from . import bench_ai, bench_vision, calibrate, demo, tune
 from .player_config import available_players, load_player, players_dir
 
 #: Exit code for usage and configuration errors, as argparse uses.
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_players(subparsers)
     _register_bench(subparsers)
     tune.register(subparsers)
+    calibrate.register(subparsers)
     return parser
 
 
