@@ -216,30 +216,26 @@ class ScenePlay:
     def __init__(self, spec: PlayerSpec, rules: Rules, seed: int, skipped: int, style: PlayStyle, rng: np.random.Generator) -> None:
         self.rules, self.style, self.rng = rules, style, rng
         self.player = Player(spec, rules)
-        self.game = Game(rules, RandomPieces(seed), initial_level=style.level)
-        self.ids = np.zeros((rules.height, rules.width), dtype=np.int8)
+        self.ids = self._unfilmed_stack(RandomPieces(seed), skipped)
+        board = Board(rules.width, rules.height, cells=(self.ids > 0).astype(np.uint8))
+        self.game = Game(rules, RandomPieces(seed + 1), initial_level=style.level, board=board)
         self.number = 0
-        for _ in range(skipped):
-            if not self._play_unfilmed():
-                self.game = Game(rules, RandomPieces(seed + 1), initial_level=style.level)
-                self.ids[:] = 0
-                break
         if style.careless:
             self._raise_pile()
 
     # ---- the game without a camera --------------------------------------------------
 
-    def _play_unfilmed(self) -> bool:
-        """One piece of the AI's play, instantly; False when the game ended."""
-        self.game.iterate()
-        if self.game.over or self.game.piece is None:
-            return False
-        keys = self._keys()
-        events = self.game.iterate()  # Standard Tetris moves a piece once it has fallen a row
-        while not any(e.kind == "landed" for e in events):
-            events = self.game.press(keys.pop(0)) if keys else self.game.iterate()
-        self._lock(events)
-        return True
+    def _unfilmed_stack(self, source: RandomPieces, pieces: int) -> np.ndarray:
+        """The colour ids of the stack after ``pieces`` of the AI's pieces, each placed where
+        its keys take it (as the headless loop does; the empty well if the game ends first)."""
+        ids = np.zeros((self.rules.height, self.rules.width), dtype=np.int8)
+        for _ in range(pieces):
+            piece = source.next()
+            placement = self.player.choose((ids > 0).astype(np.uint8), piece).placement
+            if placement is None or any(y > self.rules.height for _, y in placement.cells()):
+                return np.zeros_like(ids)
+            ids = _settle(ids, tuple(placement.cells()), piece, self.rules.clearable_rows)[2]
+        return ids
 
     def _raise_pile(self) -> None:
         """Junk rows under the pile, up to JUNK_PILE_ROWS high, in random piece colours."""
