@@ -348,7 +348,7 @@ _CANDIDATES = 4
 #: (summed over B, G, R) by at least half the strongest step in reach, by at least
 #: _MIN_EDGE_STEP and by _EDGE_OVER_NOISE times the lower quartile of the steps there (the
 #: profile's noise and moire; a washed-out thin border still stands clear of it).
-_BORDER_REACH = 2.0
+_BORDER_REACH = 3.0
 _MIN_EDGE_STEP = 8.0
 _EDGE_OVER_NOISE = 4.0
 #: Pixels averaged on each side of a step, in piece cells (borders are a fifth of a cell or more).
