@@ -74,7 +74,7 @@ from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_poin
 
 from .board import Board
 from .calibration import find_well
-from .engine import DROP, Game
+from .engine import DROP, Game, Event as GameEvent
 from .pieces import piece_index
 from .placements import enumerate_placements
 from .players import Player, PlayerSpec
@@ -242,8 +242,8 @@ class ScenePlay:
         height = int(np.flatnonzero((self.ids > 0).any(axis=1)).max() + 1) if self.ids.any() else 0
         count = max(0, JUNK_PILE_ROWS - height)
         self.game.add_junk_rows(count, SplitMix64(int(self.rng.integers(1 << 31))))
-        junk = self.game.board.cells[:count].astype(np.int8) * self.rng.integers(1, 8, size=(count, self.rules.width)).astype(np.int8)
-        self.ids = np.vstack([junk, self.ids[: self.rules.height - count]])
+        colours = self.rng.integers(1, 8, size=(count, self.rules.width)).astype(np.int8)
+        self.ids = np.vstack([self.game.board.cells[:count].astype(np.int8) * colours, self.ids[: self.rules.height - count]])
         self._check()
 
     def _keys(self) -> list[str]:
@@ -255,7 +255,7 @@ class ScenePlay:
         placement = self.player.choose(self.game.board, self.game.piece.kind).placement
         return list(placement.keys) if placement is not None else []
 
-    def _lock(self, events: list) -> tuple[np.ndarray, tuple[int, ...]]:
+    def _lock(self, events: list[GameEvent]) -> tuple[np.ndarray, tuple[int, ...]]:
         """Follow a landing in the colour ids; returns the ids before the collapse and the full rows."""
         landed = next(e for e in events if e.kind == "landed")
         locked, full, self.ids = _settle(self.ids, landed.cells, landed.piece, self.rules.clearable_rows)
@@ -268,8 +268,8 @@ class ScenePlay:
 
     # ---- the game as the camera sees it ----------------------------------------------
 
-    def _frame(self, shown: Shown, kind: FrameKind = "play", events: tuple[str, ...] = (), also: tuple[np.ndarray, ...] = ()) -> TruthFrame:
-        return TruthFrame(shown, self.number, kind, (shown.board(), *also), events)
+    def _frame(self, shown: Shown, kind: FrameKind = "play", events: tuple[str, ...] = ()) -> TruthFrame:
+        return TruthFrame(shown, self.number, kind, (shown.board(),), events)
 
     def _shown(self, ids: np.ndarray | None = None) -> Shown:
         """The screen now: ``ids`` (the current stack by default), the piece in play and the preview."""
@@ -306,7 +306,7 @@ class ScenePlay:
     def _flight(self, keys: list[str], gravity: int, spawn: tuple[str, ...]) -> Iterator[TruthFrame]:
         """The piece from its spawn to its lock (and the rows it clears), one frame at a time."""
         to_gravity, to_key = gravity, None  # keys start once the piece has fallen a row
-        events: list = []
+        events: list[GameEvent] = []
         shown = self._shown()
         while True:
             yield self._frame(shown, events=spawn)
@@ -343,12 +343,10 @@ class ScenePlay:
         for _ in range(gravity):
             yield self._frame(last, "game_over", events)
             events = ()
-        rows = self.rules.height
-        for filled in range(1, rows + 1):
-            for _ in range(FILL_FRAMES_PER_ROW):
-                yield TruthFrame(dataclasses.replace(last, flash_rows=tuple(range(1, filled + 1)), flash="grey"), self.number, "game_over", (last.board(),))
-        grey = dataclasses.replace(last, flash_rows=tuple(range(1, rows + 1)), flash="grey")
-        for _ in range(int(GAME_OVER_HOLD_S * FPS)):
+        fills = [filled for filled in range(1, self.rules.height + 1) for _ in range(FILL_FRAMES_PER_ROW)]
+        fills += [self.rules.height] * int(GAME_OVER_HOLD_S * FPS)
+        for filled in fills:
+            grey = dataclasses.replace(last, flash_rows=tuple(range(1, filled + 1)), flash="grey")
             yield TruthFrame(grey, self.number, "game_over", (last.board(),))
 
 
@@ -359,8 +357,8 @@ def with_tears(frames: list[TruthFrame], rng: np.random.Generator, rate: float) 
         old, new = out[i - 1], out[i]
         changed = not np.array_equal(old.accepted[0], new.accepted[0])
         if old.kind == new.kind == "play" and changed and rng.random() < rate:
-            accepted = (*new.accepted, old.accepted[0])
-            out[i] = dataclasses.replace(new, kind="tear", accepted=accepted, torn_from=old.shown, tear_at=float(rng.uniform(0.05, 0.95)))
+            tear_at = float(rng.uniform(0.05, 0.95))
+            out[i] = dataclasses.replace(new, kind="tear", accepted=(*new.accepted, old.accepted[0]), torn_from=old.shown, tear_at=tear_at)
     return out
 
 
