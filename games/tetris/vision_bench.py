@@ -5,12 +5,14 @@ skin ``SKINS[s % len(SKINS)]`` and draws everything random from the seed and s, 
 reproducible and held-out skins are measured but never tuned on.
 
 The play: a Standard Tetris game (10 x 20) in the engine, key by key, as a 60 Hz camera sees
-it.  The scene starts after a random number of the AI's pieces (stacks of any height).  Each
-piece spawns at the top (in half of the scenes it first shows one row higher, partly above the
-well), falls one row per gravity period of the scene's level (7..10: 12 to 3 frames a row), and
-is rotated and shifted by the AI's keys, one every 2..4 frames; it then either drops at once or
-falls row by row to its place, and locks.  Full rows collapse; the next piece spawns one gravity
-period later.  Every state is held for the frames it lasts and every frame is filmed anew.
+it.  The scene starts after a random number of the AI's pieces (stacks of any height), and
+filming starts up to ``START_FRAMES`` frames later.  Each piece spawns at the top (in half of
+the scenes it first shows one row higher, partly above the well), falls one row per gravity
+period of the scene's level (7..10: 12 to 3 frames a row), and is rotated and shifted by the
+AI's keys, one every 2..4 frames; it then either drops at once or falls row by row to its
+place, and locks.  Full rows collapse; the next piece spawns one gravity period later.  The
+preview box, when the skin has one, shows the next piece.  Every state is held for the frames
+it lasts and every frame is filmed anew.
 
 Hard frames, each in a share of the scenes:
 
@@ -94,6 +96,8 @@ EMPTY_FRAMES = 4
 FRAMES_PER_SCENE = 100
 #: A scene starts after up to this many of the AI's pieces, so it shows stacks of any height.
 MAX_SKIPPED_PIECES = 200
+#: Filming starts up to this many frames into the scene's play (mid-flight, or at a spawn).
+START_FRAMES = 30
 #: The game's level (inclusive bounds): its gravity period is (11 - level) * 3 frames at 60 Hz.
 LEVELS = (7, 10)
 #: Frames between two key presses of the player (inclusive bounds).
@@ -616,11 +620,13 @@ def frame_shares(frames: int, scenes: int) -> list[int]:
 
 
 def scene_frames(play: ScenePlay, share: int, rng: np.random.Generator) -> list[TruthFrame]:
-    """``share`` frames of a scene's play: its start, or, for a game that ends, its end."""
+    """``share`` frames of a scene's play: from a random moment of its first piece (the camera
+    starts whenever the rig does), or, for a game that ends, its end."""
     if play.style.careless:
         frames = list(islice(play.frames(), MAX_GAME_FRAMES))[-share:]
     else:
-        frames = list(islice(play.frames(), share))
+        start = int(rng.integers(START_FRAMES + 1))
+        frames = list(islice(play.frames(), start, start + share))
     return with_tears(frames, rng, TEAR_RATE) if rng.random() < 0.5 else frames
 
 
