@@ -5,7 +5,8 @@ single misread frame (noise, a half-drawn screen) never reaches the player, and 
 any cell read without confidence does not count; the latency this
 adds is reported in frames and in seconds from the frames' own timestamps.  A stable board
 that no move explains (more cells appear than one piece has, cells vanish without a full row
-to clear) is reported as "unsure" and not committed: the rig does not guess.
+to clear or a lock that completes one) is reported as "unsure" and not committed: the rig does
+not guess.
 
 Pure: timestamps come in with the observations.
 """
@@ -13,6 +14,7 @@ Pure: timestamps come in with the observations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Literal
 
 import numpy as np
@@ -49,11 +51,36 @@ def _after_clearing_full_rows(board: np.ndarray) -> np.ndarray:
     return np.vstack([kept, np.zeros((board.shape[0] - len(kept), board.shape[1]), dtype=bool)])
 
 
+def _completed_and_cleared(before: np.ndarray, after: np.ndarray) -> bool:
+    """True when a piece can have locked, completed rows that cleared, and the next piece can
+    have appeared, all between ``before`` and ``after`` (a drop that locks at once, in a game
+    that shows no line-clear animation).
+
+    The completed rows lie within one piece's height and miss at most one piece's cells, within
+    its width; after the collapse the piece in the air has gone (at most PIECE_CELLS cells) and
+    the locked piece's other cells and the next piece have come (fewer than two pieces' cells).
+    """
+    missing = (~before).sum(axis=1)
+    nearly = np.flatnonzero((missing > 0) & (missing <= PIECE_CELLS))
+    for count in range(1, min(PIECE_CELLS, len(nearly)) + 1):
+        for rows in map(list, combinations(nearly, count)):
+            gaps = np.nonzero(~before[rows])[1]
+            if rows[-1] - rows[0] >= PIECE_CELLS or len(gaps) > PIECE_CELLS or np.ptp(gaps) >= PIECE_CELLS:
+                continue
+            completed = before.copy()
+            completed[rows] = True
+            cleared = _after_clearing_full_rows(completed)
+            if int((cleared & ~after).sum()) <= PIECE_CELLS and int((after & ~cleared).sum()) < 2 * PIECE_CELLS:
+                return True
+    return False
+
+
 def _unexplained(before: np.ndarray, after: np.ndarray) -> str:
     """Why no single step of play turns ``before`` into ``after``; "" when one does.
 
     A step adds and removes at most one piece's cells (a spawn, a lock, a move of the falling
-    piece), possibly after clearing the full rows of ``before``.
+    piece), possibly after clearing the full rows of ``before``, or it is a lock that completed
+    rows which cleared at once (``_completed_and_cleared``).
     """
     added, removed = int((after & ~before).sum()), int((before & ~after).sum())
     if added <= PIECE_CELLS and removed <= PIECE_CELLS:
@@ -62,6 +89,8 @@ def _unexplained(before: np.ndarray, after: np.ndarray) -> str:
         cleared = _after_clearing_full_rows(before)
         if int((after & ~cleared).sum()) <= PIECE_CELLS and int((cleared & ~after).sum()) <= PIECE_CELLS:
             return ""
+    if _completed_and_cleared(before, after):
+        return ""
     if added > PIECE_CELLS:
         return f"{added} cells appeared at once; one piece has {PIECE_CELLS}"
     return f"{removed} cells vanished with no full row to clear"

@@ -78,11 +78,32 @@ def test_six_cells_appearing_at_once_are_unsure_until_they_stay_for_resync_frame
 
 def test_cells_vanishing_without_a_full_row_are_unsure():
     stack = np.zeros((20, 10), dtype=bool)
-    stack[:2, :8] = True
+    stack[:2, :5] = True  # no piece completes these rows
     board_filter = BoardFilter(2)
     _feed(board_filter, [_seen(stack)] * 2)
     updates = _feed(board_filter, [_seen(np.zeros((20, 10), dtype=bool))] * 2, start=2)
-    assert updates[-1].status == "unsure" and "16 cells vanished" in updates[-1].reason
+    assert updates[-1].status == "unsure" and "10 cells vanished" in updates[-1].reason
+
+
+def test_a_drop_that_locks_and_clears_at_once_is_committed():
+    before = np.zeros((20, 10), dtype=bool)
+    before[0, :6] = True  # row 1 misses columns 7-10: an I lying there completes it
+    before[1, :3] = True
+    for x in range(4, 8):
+        before[19, x - 1] = True  # an I in the air, which then drops onto row 1
+    after = np.zeros((20, 10), dtype=bool)
+    after[0, :3] = True  # row 2 dropped to row 1; the I is gone
+    for x, y in T_SPAWN:
+        after[y - 1, x - 1] = True  # the next piece
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen(before)] * 2)
+    assert _feed(board_filter, [_seen(after)] * 2, start=2)[-1].status == "committed"
+    gappy = before.copy()
+    gappy[0, 6:] = False
+    gappy[0, 0] = False  # its gaps are wider than a piece: nothing completes the row
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen(gappy)] * 2)
+    assert _feed(board_filter, [_seen(after)] * 2, start=2)[-1].status == "unsure"
 
 
 def test_a_line_clear_drops_the_rows_above_and_is_committed():
