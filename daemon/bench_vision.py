@@ -62,7 +62,8 @@ def _group_lines(metrics: dict[str, Any]) -> list[str]:
         f"  cells            {_percent(metrics['cell_accuracy'], 3)} correct over {metrics['valid_frames']} valid"
         f" of {metrics['play_frames']} play frames ({metrics['frames']} frames in all)",
         f"  boards           {_percent(metrics['board_exact_match'])} of {metrics['commits']} commits exact",
-        f"  flagged          {metrics['unsure_frames']} unsure, {metrics['no_observation_frames']} no observation",
+        f"  flagged          {metrics['unsure_frames']} unsure, {metrics['no_observation_frames']} no observation;"
+        " tracker " + ", ".join(f"{status} {count}" for status, count in metrics["tracker_status"].items()),
         f"  piece type       {_percent(metrics['piece_accuracy'])} of {metrics['spawn_events']} spawn events;"
         f" {_percent(metrics['piece_read_accuracy'])} of per-frame readings",
         f"  spawns           {metrics['false_spawns']} false, {metrics['missed_spawns']} missed of {metrics['spawns_due']} due",

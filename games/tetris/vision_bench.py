@@ -50,7 +50,8 @@ board (settled stack plus the falling piece's cells inside the well).
 * missed_spawns: pieces whose spawn was filmed and which then showed whole in the well on at
   least ``k + 2`` play frames, with no true spawn event;
 * events: the tracker's events by kind, next to the truth's (true_events);
-* unsure_frames, no_observation_frames: frames the filter flagged so;
+* unsure_frames, no_observation_frames: frames the filter flagged so; tracker_status: frames
+  by the tracker's status (waiting, tracking, unsure, game_over);
 * hard: per kind of hard frame (line_clear, tear, game_over, after_bump) the frames, how many
   were flagged (unsure or no observation), committed, and committed wrong.  A commit on a hard
   frame is right only when its board is one the game really showed around it (for a line clear:
@@ -392,6 +393,7 @@ class Tally:
     missed_spawns: int = 0
     spawns_due: int = 0
     flagged: Counter = field(default_factory=Counter)  # filter status unsure / no_observation
+    tracker_status: Counter = field(default_factory=Counter)
     events: Counter = field(default_factory=Counter)
     true_events: Counter = field(default_factory=Counter)
     hard: Counter = field(default_factory=Counter)  # (kind, frames | flagged | commits | wrong_commits)
@@ -429,6 +431,7 @@ class Tally:
             "spawns_due": self.spawns_due,
             "unsure_frames": self.flagged["unsure"],
             "no_observation_frames": self.flagged["no_observation"],
+            "tracker_status": dict(sorted(self.tracker_status.items())),
             "events": {kind: self.events[kind] for kind in EVENT_KINDS},
             "true_events": {kind: self.true_events[kind] for kind in EVENT_KINDS},
             "hard": {
@@ -550,6 +553,7 @@ class SceneRun:
         calibration: GridCalibration, tally: Tally,
     ) -> None:
         tally.frames += 1
+        tally.tracker_status[tracked.status] += 1
         tally.events.update(event.kind for event in tracked.events)
         if update.status in ("unsure", "no_observation"):
             tally.flagged[update.status] += 1
