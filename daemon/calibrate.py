@@ -6,17 +6,18 @@ image file), takes their per-pixel median, and finds the well there: automatical
 (``calibration.refine_corners``).  A fit under ``calibration.MIN_SCORE`` is refused.
 
 The operator shows an empty board (a new game).  Each cell's empty look is its median over
-the frames, so a piece falling through during the capture is outvoted; a cell that still
-stands out from a smooth fit of the well's empty look (more than twice recognition's fill
-threshold: vignetting is smooth, pieces are not) means the board was not empty, and the
-calibration is refused naming the cells.  Measured on filmed synthetic empty boards (11
-skins, 4 cameras each) no cell stood out by more than 0.056 (the threshold is 0.124), and
-every 3-row stack was caught.
+the frames, so a piece falling through is outvoted.  A cell whose median stands out from a
+smooth fit of the well's empty look (more than twice recognition's fill threshold:
+vignetting is smooth, pieces are not) is learned from the frames where it looks like that
+fit, e.g. those before a piece landed on it; a cell that never does means the board was not
+empty, and the calibration is refused naming the cells.  Measured on filmed synthetic empty
+boards (11 skins, 4 cameras each) no cell stood out by more than 0.056 (the threshold is
+0.124), and every 3-row stack was caught.
 
-Piece colours are not learned here: a still calibration does not show all seven pieces with
-known identities (the file keeps ``piece_colours: null``).  The preview box is found
-(``preview.find_preview``) only when the frames show it with two different next pieces, which a
-capture of an empty board rarely does: then the file says ``preview: null``.
+Piece colours are not learned here: a short capture does not show all seven pieces with known
+identities (the file keeps ``piece_colours: null``).  The preview box is found
+(``preview.find_preview``) only when the frames show different next pieces, as a video of a
+game's first pieces does; a still image gives ``preview: null``.
 
 Writes the YAML calibration (default ``calibration.yaml`` in the config folder), the raw median
 frame beside it (``<name>-frame.png``, the reference for ``recheck.CalibrationMonitor``) and an
@@ -155,35 +156,46 @@ def grab_frames(source: str, count: int) -> list[np.ndarray]:
     return frames
 
 
-def stand_out(empty: np.ndarray) -> np.ndarray:
-    """Cells of the well (rows x cols, top row first) whose learned empty colour is more than
-    STANDS_OUT from a smooth (quadratic) fit of the others: a piece or stack was on the board."""
+def _relative_distance(colours: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(colours - reference, axis=-1) / (np.linalg.norm(reference, axis=-1) + _DARK_FLOOR)
+
+
+def _smooth_fit(empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth (quadratic) fit of the well's empty look, refitted without the cells far from
+    it so a stack cannot bend it, and each cell's relative distance from it: (rows x cols x 3,
+    rows x cols), top row first."""
     rows, cols = empty.shape[0] - 2, empty.shape[1] - 2
     well = empty[1:-1, 1:-1].reshape(-1, 3).astype(np.float64)
     v, u = np.mgrid[0:rows, 0:cols]
     u, v = (2 * u.ravel() + 1) / cols - 1, (2 * v.ravel() + 1) / rows - 1
     design = np.stack([np.ones_like(u), u, v, u * u, v * v, u * v], axis=1)
     keep = np.ones(len(u), dtype=bool)
-    for _ in range(3):  # refit without the cells that stand out, so a stack cannot bend the fit
+    for _ in range(3):
         coefficients, *_ = np.linalg.lstsq(design[keep], well[keep], rcond=None)
         fit = design @ coefficients
-        distance = np.linalg.norm(well - fit, axis=1) / (np.linalg.norm(fit, axis=1) + _DARK_FLOOR)
+        distance = _relative_distance(well, fit)
         keep = distance < FILL_THRESHOLD
-    return (distance > STANDS_OUT).reshape(rows, cols)
+    return fit.reshape(rows, cols, 3), distance.reshape(rows, cols)
 
 
 def learn_empty_well(frames: Sequence[np.ndarray], corners: np.ndarray, cols: int, rows: int) -> GridCalibration:
-    """Each cell's median look over the frames; refused when the board was not empty."""
+    """Each cell's median look over the frames; a cell that stands out from the well's smooth
+    empty look is learned from the frames where it looks empty; refused when some cell never does."""
     looks = np.stack([learn_empty([f], corners, cols, rows).empty for f in frames])
-    calibration = GridCalibration(np.asarray(corners, dtype=np.float32), cols, rows, np.median(looks, axis=0).astype(np.float32))
-    odd = stand_out(calibration.empty)
+    empty = np.median(looks, axis=0)
+    expected, distance = _smooth_fit(empty)
+    for y, x in zip(*np.nonzero(distance > STANDS_OUT)):
+        empty_here = _relative_distance(looks[:, y + 1, x + 1], expected[y, x]) <= STANDS_OUT
+        if empty_here.any():
+            empty[y + 1, x + 1] = np.median(looks[empty_here, y + 1, x + 1], axis=0)
+    odd = _smooth_fit(empty)[1] > STANDS_OUT
     if odd.any():
         cells = ", ".join(f"({x + 1}, {rows - y})" for y, x in zip(*np.nonzero(odd)))
         raise CalibrationFailed(
-            f"the board is not empty: {int(odd.sum())} cells look filled (x, y from the bottom left: {cells});"
-            " show an empty board (start a new game) and calibrate again"
+            f"the board is not empty: {int(odd.sum())} cells look filled in every frame (x, y from the bottom"
+            f" left: {cells}); show an empty board (start a new game) and calibrate again"
         )
-    return calibration
+    return GridCalibration(np.asarray(corners, dtype=np.float32), cols, rows, empty.astype(np.float32))
 
 
 def fit_well(frame: np.ndarray, rough: np.ndarray | None, cols: int, rows: int) -> WellFit:

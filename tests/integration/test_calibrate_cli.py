@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 from gamerig.daemon.calibration_store import load
+from gamerig.daemon.ctl import main
 from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.pieces import PIECE_NAMES
+from gamerig.games.tetris.recognition import observe
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import skin
 from gamerig.games.tetris.vision_bench import CORNER_TOLERANCE_PX
@@ -77,21 +80,62 @@ def test_operator_corners_are_refined_on_frames_of_a_video(tmp_path):
     assert cv2.imread(str(tmp_path / "check.png")) is not None
 
 
+def test_a_video_of_a_new_game_is_calibrated_with_its_preview_and_the_landed_piece_learned_empty(tmp_path):
+    """12 frames of skin nes: a T falling, an O landed from the 5th frame on (so its cells are
+    empty in only a third of the frames), every piece shown next once and five again."""
+    video = tmp_path / "game.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (640, 480))
+    rng = np.random.default_rng(0)
+    for k in range(12):
+        stack = np.zeros((20, 10), dtype=np.uint8)
+        stack[0:2, 0:2] = k >= 4
+        x = 3 + k % 5
+        screen = render(
+            Board(cells=stack), skin("nes"), falling=[(x, 15), (x + 1, 15), (x + 2, 15), (x + 1, 16)], falling_piece="T",
+            next_piece=(PIECE_NAMES * 2)[k], stack_ids=stack,
+        )
+        image, h = film(screen.image, rng, CAMERA)
+        writer.write(image)
+    writer.release()
+    truth, preview_truth = map_points(h, screen.well_corners), map_points(h, screen.preview_corners)
+    done = calibrate("--source", str(video), "--frames", "12", "--out", str(tmp_path / "cal.yaml"), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["method"], report["frames"], report["preview"]) == ("auto", 12, True)
+    record = load(tmp_path / "cal.yaml")
+    assert _worst_error(record.well.corners, truth) <= CORNER_TOLERANCE_PX
+    assert _worst_error(record.preview.corners, preview_truth) <= 1.5
+    # the O's cells were learned empty from the frames before it landed: the last frame reads right
+    observation = observe(image, record.well)
+    assert observation.valid and np.array_equal(observation.filled, screen.colour_ids > 0)
+
+
+def test_bad_corners_are_a_usage_error_that_says_what_is_wrong(tmp_path):
+    cv2.imwrite(str(tmp_path / "screen.png"), _filmed(Board(), seed=1)[0])
+    for option, value, message in [
+        ("--corners", "1,2,3", "argument --corners: expected 8 comma-separated numbers"),
+        ("--rect", "600,0,100,400", "lie outside the 640 x 480 frame"),
+    ]:
+        done = calibrate("--source", str(tmp_path / "screen.png"), option, value, "--out", str(tmp_path / "cal.yaml"))
+        assert done.returncode == 2
+        assert message in done.stderr
+        assert not (tmp_path / "cal.yaml").exists()
+
+
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--corners", "1,2,3", "argument --corners: expected 8 comma-separated numbers"),
         ("--corners", "0,0,10,0,0,10,10,10", "not a convex quadrilateral"),
-        ("--rect", "600,0,100,400", "lie outside the 640 x 480 frame"),
+        ("--corners", "1,2,3,4,5,6,7,x", "expected 8 comma-separated numbers"),
         ("--rect", "10,10,-5,20", "width and height must be positive"),
+        ("--rect", "10,10,5", "expected 4 comma-separated numbers x,y,width,height"),
     ],
 )
-def test_bad_corners_are_a_usage_error_that_says_what_is_wrong(tmp_path, option, value, message):
-    cv2.imwrite(str(tmp_path / "screen.png"), _filmed(Board(), seed=1)[0])
-    done = calibrate("--source", str(tmp_path / "screen.png"), option, value, "--out", str(tmp_path / "cal.yaml"))
-    assert done.returncode == 2
-    assert message in done.stderr
-    assert not (tmp_path / "cal.yaml").exists()
+def test_malformed_corners_are_refused_before_any_frame_is_grabbed(capsys, option, value, message):
+    with pytest.raises(SystemExit) as stopped:
+        main(["calibrate", "--source", "v4l2:///dev/no-such-camera", option, value])
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_no_well_and_a_board_that_is_not_empty_fail_with_what_to_do(tmp_path):
@@ -110,8 +154,10 @@ def test_no_well_and_a_board_that_is_not_empty_fail_with_what_to_do(tmp_path):
     assert not (tmp_path / "cal.yaml").exists()
 
 
-def test_a_missing_image_and_a_bad_source_url_are_usage_errors(tmp_path):
-    done = calibrate("--source", str(tmp_path / "none.png"))
-    assert done.returncode == 2 and "no image file" in done.stderr
-    done = calibrate("--source", "bogus://camera")
-    assert done.returncode == 2 and "unknown scheme 'bogus'" in done.stderr
+def test_a_missing_file_and_a_bad_source_url_are_usage_errors(tmp_path, capsys):
+    assert main(["calibrate", "--source", str(tmp_path / "none.png")]) == 2
+    assert "no image file" in capsys.readouterr().err
+    assert main(["calibrate", "--source", str(tmp_path / "none.avi")]) == 2
+    assert "neither a frame source URL" in capsys.readouterr().err
+    assert main(["calibrate", "--source", "bogus://camera"]) == 2
+    assert "unknown scheme 'bogus'" in capsys.readouterr().err
