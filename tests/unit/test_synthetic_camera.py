@@ -167,3 +167,22 @@ def test_contact_sheet_tiles_frames_in_a_grid(screen):
     sheet = contact_sheet([screen.image] * 5, [str(k) for k in range(5)], columns=3)
     assert sheet.shape == (960, 1920, 3)
     assert not sheet[480:, 1280:].any()  # the sixth tile is empty
+
+
+def test_fixed_gains_combine_as_their_formulas_say_and_noise_is_fresh_every_frame():
+    grey = np.full((480, 640, 3), 100, dtype=np.uint8)
+    settings = CameraSettings(vignetting=0.3, exposure=1.2, white_balance=(1.1, 1.0, 0.9),
+                              flicker_amplitude=0.05, flicker_period_rows=80.0, flicker_phase=0.5)
+    frame, _ = film(grey, np.random.default_rng(0), settings)
+    for x, y in ((0, 0), (320, 240), (600, 50), (17, 470)):
+        r2 = ((x - 319.5) ** 2 + (y - 239.5) ** 2) / (320 ** 2 + 240 ** 2)
+        light = 100 * (1 - 0.3 * r2) * 1.2 * (1 + 0.05 * np.sin(2 * np.pi * y / 80 + 0.5))
+        expected = np.clip(np.round(light * np.array((1.1, 1.0, 0.9))), 0, 255)
+        assert np.abs(frame[y, x].astype(int) - expected).max() <= 1, (x, y)
+    noisy = dataclasses.replace(settings, noise_sigma=4.0)
+    rng = np.random.default_rng(1)
+    a, _ = film(grey, rng, noisy)
+    b, _ = film(grey, rng, noisy)
+    difference = a.astype(int) - b
+    assert 4.0 < difference.std() < 8.0  # two independent draws of sigma 4: sigma 4 * sqrt(2)
+    assert abs(difference.mean()) < 0.2  # the fixed gains are the same in both frames
