@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,9 +123,9 @@ def _still_image(source: str) -> Path | None:
     return path if path.suffix.lower() in IMAGE_SUFFIXES and (parts.scheme in ("", "file")) else None
 
 
-def grab_frames(source: str, count: int) -> list[np.ndarray]:
-    """Up to ``count`` frames: one from an image file, else from the frame source (a plain
-    path to a video is read as fast as it decodes)."""
+def grab_frames(source: str, count: int, every_s: float = 0.0) -> list[np.ndarray]:
+    """Up to ``count`` frames, ``every_s`` seconds apart (0: consecutive): one from an image
+    file, else from the frame source (a plain path to a video is read as fast as it decodes)."""
     image_path = _still_image(source)
     if image_path is not None:
         if not image_path.is_file():
@@ -140,7 +141,9 @@ def grab_frames(source: str, count: int) -> list[np.ndarray]:
         url = Path(source).resolve().as_uri() + "?pace=fast"
     frames: list[np.ndarray] = []
     with open_source(url) as frame_source:
-        for _ in range(count):
+        for index in range(count):
+            if index and every_s > 0:
+                time.sleep(every_s)  # the source keeps only the newest frame: this spaces them out
             try:
                 frames.append(frame_source.read(READ_TIMEOUT_S).image)
             except SourceEnded:
@@ -231,7 +234,7 @@ def find_preview_box(frames: Sequence[np.ndarray], well: GridCalibration) -> Pre
 
 def calibrate(args: argparse.Namespace) -> Result:
     """Grab, fit, learn and write the files; raises CalibrationFailed or UsageError."""
-    frames = grab_frames(args.source, args.frames)
+    frames = grab_frames(args.source, args.frames, args.every)
     median = np.median(np.stack(frames), axis=0).astype(np.uint8)
     rough = args.corners if args.corners is not None else args.rect
     fit = fit_well(median, rough, args.cols, args.rows)
@@ -305,8 +308,8 @@ def format_summary(report: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate from parsed arguments; returns the exit code."""
-    if args.frames < 1 or args.cols < 4 or args.rows < 4:
-        print(f"{PROG}: error: --frames must be >= 1 and --cols, --rows >= 4", file=sys.stderr)
+    if args.frames < 1 or args.cols < 4 or args.rows < 4 or not args.every >= 0:
+        print(f"{PROG}: error: --frames must be >= 1, --every >= 0 and --cols, --rows >= 4", file=sys.stderr)
         return USAGE_ERROR
     try:
         result = calibrate(args)
@@ -345,6 +348,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cols", type=int, default=10, help="well width in cells (default 10)")
     parser.add_argument("--rows", type=int, default=20, help="well height in cells (default 20)")
     parser.add_argument("--frames", type=int, default=10, help="frames to grab (default 10; an image file gives one)")
+    parser.add_argument(
+        "--every", type=float, default=0.0, metavar="SECONDS",
+        help="seconds between grabbed frames (default 0); spread them over a few pieces so the preview box is found",
+    )
     parser.add_argument("--out", help=f"calibration YAML to write (default {calibration_store.default_path()})")
     parser.add_argument("--png", help="annotated PNG to write (default: the YAML's path with .png)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
