@@ -22,10 +22,12 @@ Hard frames, each in a share of the scenes:
   the old one below it;
 * bump: from a random frame in the second half of the scene on, the camera is shifted by
   2..8 px and turned by up to 0.5 degrees, and stays there;
-* game over: one scene in ``GAME_OVER_EVERY`` plays carelessly (random placements) on a pile
-  raised by junk rows until a piece cannot spawn; the well then fills with grey from the
-  bottom, a row every 2 frames, and stays grey.  These scenes get ``GAME_OVER_WEIGHT`` times the
-  frames of the others, and show the end of their play.
+* game over: one scene in ``GAME_OVER_EVERY`` (the tenth of every twenty, so a run of one
+  scene per skin has one) plays carelessly (random placements) on a pile raised by junk rows
+  until a piece cannot spawn; the well then fills with grey from the bottom, a row every 2
+  frames, and stays grey for ``GAME_OVER_HOLD_S`` (longer than the tracker waits before it
+  calls the game over).  These scenes get ``GAME_OVER_WEIGHT`` times the frames of the others,
+  and show the end of their play.
 
 Per scene:
 
@@ -114,11 +116,11 @@ BUMP_SHIFT_PX = (2.0, 8.0)
 BUMP_TURN_DEG = 0.5
 BUMP_EVERY = 5
 #: One scene in GAME_OVER_EVERY ends its game, with GAME_OVER_WEIGHT times the others' frames.
-GAME_OVER_EVERY = 10
+GAME_OVER_EVERY = 20
 GAME_OVER_WEIGHT = 4
 #: The game-over fill: frames per grey row, then seconds the grey well stays.
 FILL_FRAMES_PER_ROW = 2
-GAME_OVER_HOLD_S = 4.0
+GAME_OVER_HOLD_S = 3.5
 #: Rows the careless game's pile is raised to with junk before its play.
 JUNK_PILE_ROWS = 13
 #: A careless game is cut after this many frames if it has not ended (it ends long before).
@@ -610,7 +612,7 @@ def scene_count(frames: int) -> int:
 
 
 def _ends_game(scene: int) -> bool:
-    return scene % GAME_OVER_EVERY == GAME_OVER_EVERY - 1
+    return scene % GAME_OVER_EVERY == GAME_OVER_EVERY // 2 - 1
 
 
 def frame_shares(frames: int, scenes: int) -> list[int]:
