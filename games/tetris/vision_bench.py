@@ -89,7 +89,7 @@ from .rules import Rules
 from .sequence import RandomPieces, SplitMix64
 from .skins import SKINS, Skin
 from .temporal import BoardFilter, FilterUpdate
-from .tracker import PieceTracker, TrackerUpdate
+from .tracker import Event, PieceTracker, TrackerUpdate
 
 #: find_well succeeds when its worst corner is this close to the truth.
 CORNER_TOLERANCE_PX = 3.0
@@ -454,7 +454,8 @@ class _SpawnJudge:
         self.reported: set[int] = set()
         self.in_first_board: int | None = None  # a piece the first board shows is part of the stack read from it
 
-    def frame(self, truth: TruthFrame, play: bool, events: tuple, tally: Tally) -> None:
+    def frame(self, truth: TruthFrame, play: bool, events: tuple[Event, ...], tally: Tally) -> None:
+        """Judge this frame's tracker events against the truth; ``play``: an ordinary frame."""
         if self.in_first_board is None:
             rows = truth.shown.stack_ids.shape[0]
             self.in_first_board = truth.piece_number if any(y <= rows for _, y in truth.shown.falling) else 0
@@ -474,6 +475,7 @@ class _SpawnJudge:
                 tally.false_spawns += 1
 
     def finish(self, tally: Tally) -> None:
+        """Count the spawns that were due and never reported."""
         due = {n for n in self.spawned if self.whole_frames[n] >= self.need and n != self.in_first_board}
         tally.spawns_due += len(due)
         tally.missed_spawns += len(due - self.reported)
