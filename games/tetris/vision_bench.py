@@ -16,8 +16,9 @@ it lasts and every frame is filmed anew.
 
 Hard frames, each in a share of the scenes:
 
-* line clear: full rows flash (white, blank, or the background colour; per scene) for 2..6
-  frames, alternating with their normal look, before they collapse;
+* line clear: for 2..6 frames before they collapse, full rows flash (white, blank, or the
+  background colour, alternating with their normal look) or empty from the centre outwards
+  (the NES wipe), per scene;
 * tear: a screen change filmed half-drawn, the new screen above a random row of the well and
   the old one below it;
 * bump: from a random frame in the second half of the scene on, the camera is shifted by
@@ -129,6 +130,8 @@ FPS = 60
 
 Cell = tuple[int, int]
 Flash = Literal["white", "blank", "background", "grey"]
+#: How full rows go: flashing (white, blank, the background colour) or wiped from the centre out.
+ClearAnimation = Literal["white", "blank", "background", "wipe"]
 FrameKind = Literal["play", "line_clear", "tear", "game_over"]
 HARD_KINDS = ("line_clear", "tear", "game_over", "after_bump")
 EVENT_KINDS = ("spawn", "landed", "rows_cleared", "game_over")
@@ -186,19 +189,19 @@ class PlayStyle:
     level: int
     key_frames: int
     hidden_spawn: bool
-    clear_flash: Flash | None  # None: full rows collapse at once
+    clear_animation: ClearAnimation | None  # None: full rows collapse at once
     flash_frames: int
     careless: bool  # random placements, on a raised pile: the game will end
 
     @classmethod
     def random(cls, rng: np.random.Generator, careless: bool) -> PlayStyle:
         """A style drawn from the module's bounds."""
-        flashes: tuple[Flash | None, ...] = (None, "white", "blank", "background")
+        animations: tuple[ClearAnimation | None, ...] = (None, "white", "blank", "background", "wipe")
         return cls(
             level=int(rng.integers(LEVELS[0], LEVELS[1] + 1)),
             key_frames=int(rng.integers(KEY_FRAMES[0], KEY_FRAMES[1] + 1)),
             hidden_spawn=bool(rng.random() < 0.5),
-            clear_flash=flashes[int(rng.integers(len(flashes)))],
+            clear_animation=animations[int(rng.integers(len(animations)))],
             flash_frames=int(rng.integers(FLASH_FRAMES[0], FLASH_FRAMES[1] + 1)),
             careless=careless,
         )
@@ -215,6 +218,16 @@ def _settle(ids: np.ndarray, cells: tuple[Cell, ...], piece: str, clearable: int
     kept = locked[~full]
     collapsed = np.vstack([kept, np.zeros((int(full.sum()), ids.shape[1]), dtype=ids.dtype)])
     return locked, tuple(int(r) + 1 for r in np.flatnonzero(full)), collapsed
+
+
+def _wiped(shown: Shown, rows: tuple[int, ...], done: float) -> Shown:
+    """``shown`` with the fraction ``done`` of each of ``rows`` emptied from the centre outwards
+    (the NES line-clear animation)."""
+    ids = shown.stack_ids.copy()
+    cols = ids.shape[1]
+    half = int(np.ceil(done * cols / 2))
+    ids[[row - 1 for row in rows], cols // 2 - half : cols // 2 + half] = 0
+    return dataclasses.replace(shown, stack_ids=ids)
 
 
 class ScenePlay:
@@ -333,11 +346,15 @@ class ScenePlay:
         locked, full = self._lock(events)
         landing = ("landed", "rows_cleared") if full else ("landed",)
         after = self.ids.copy()
-        if full and self.style.clear_flash is not None:
+        animation = self.style.clear_animation
+        if full and animation is not None:
             before = self._shown(locked)
             for k in range(self.style.flash_frames):
-                flashing = dataclasses.replace(before, flash_rows=full, flash=self.style.clear_flash) if k % 2 == 0 else before
-                yield TruthFrame(flashing, self.number, "line_clear", (before.board(), after > 0), landing)
+                if animation == "wipe":
+                    shown = _wiped(before, full, (k + 1) / self.style.flash_frames)
+                else:
+                    shown = dataclasses.replace(before, flash_rows=full, flash=animation) if k % 2 == 0 else before
+                yield TruthFrame(shown, self.number, "line_clear", (before.board(), after > 0), landing)
                 landing = ()
         for _ in range(self._gravity_frames()):  # the well without a piece until the next spawn
             yield self._frame(self._shown(after), events=landing)

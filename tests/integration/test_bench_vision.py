@@ -97,7 +97,7 @@ def test_too_few_frames_is_a_usage_error_naming_the_minimum() -> None:
 
 def _scene_play(careless: bool, seed: int = 1, **style: Any) -> list[vision_bench.TruthFrame]:
     rng = np.random.default_rng(seed)
-    defaults = dict(level=9, key_frames=2, hidden_spawn=True, clear_flash="white", flash_frames=4, careless=careless)
+    defaults = dict(level=9, key_frames=2, hidden_spawn=True, clear_animation="white", flash_frames=4, careless=careless)
     play = vision_bench.ScenePlay(load_player("dellacherie"), Rules(), seed, 40, vision_bench.PlayStyle(**{**defaults, **style}), rng)
     return list(islice(play.frames(), vision_bench.MAX_GAME_FRAMES)) if careless else list(islice(play.frames(), 1500))
 
@@ -139,6 +139,19 @@ def test_full_rows_flash_then_collapse_and_the_colours_follow_the_stack() -> Non
         assert int(after.accepted[0].sum()) == int(flashing[0].accepted[0].sum()) - 10 * int(full.sum())
     for f in frames:
         assert f.shown.stack_ids.max() <= 7 and np.array_equal(f.shown.stack_ids > 0, f.shown.stack_ids.astype(bool))
+
+
+def test_the_wipe_empties_full_rows_from_the_centre_out_before_they_collapse() -> None:
+    frames = _scene_play(careless=False, clear_animation="wipe", flash_frames=5)
+    clears = [i for i, f in enumerate(frames) if "rows_cleared" in f.events]
+    assert clears
+    for i in clears:
+        wipe = frames[i : i + 5]
+        full = np.flatnonzero(wipe[0].accepted[0].all(axis=1))
+        shown = [f.shown.board()[full] for f in wipe]
+        counts = [int(rows.sum()) for rows in shown]
+        assert counts == sorted(counts, reverse=True) and counts[0] < 10 * len(full) and counts[-1] == 0
+        assert not shown[0][:, 4:6].any() and shown[0][:, [0, 9]].all()  # the centre goes first
 
 
 def test_a_careless_game_ends_and_the_well_fills_with_grey_from_the_bottom() -> None:
