@@ -239,6 +239,7 @@ class ScenePlay:
         self.ids = self._unfilmed_stack(RandomPieces(seed), skipped)
         board = Board(rules.width, rules.height, cells=(self.ids > 0).astype(np.uint8))
         self.game = Game(rules, RandomPieces(seed + 1), initial_level=style.level, board=board)
+        self.seed = seed
         self.number = 0
         if style.careless:
             self._raise_pile()
@@ -302,13 +303,20 @@ class ScenePlay:
         return max(1, round(self.game.delay * FPS))
 
     def frames(self) -> Iterator[TruthFrame]:
-        """The game's frames, piece after piece, until it ends and its game-over animation ends."""
+        """The game's frames, piece after piece.  A careless game's frames end with its game-over
+        animation; the AI's go on, in a new game if one ends."""
         while True:
             gravity = self._gravity_frames()
             self.game.iterate()
             if self.game.over:
                 yield from self._game_over(gravity)
-                return
+                if self.style.careless:
+                    return
+                # the AI's game ended: the player starts a new one, as the rig would
+                self.seed += 1
+                self.game = Game(self.rules, RandomPieces(self.seed + 1), initial_level=self.style.level)
+                self.ids = np.zeros_like(self.ids)
+                continue
             assert self.game.piece is not None
             self.number += 1
             keys = self._keys()
