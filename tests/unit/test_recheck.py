@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.pieces import PIECE_NAMES
 from gamerig.games.tetris.recheck import CalibrationMonitor
 from gamerig.games.tetris.recognition import Observation, learn_empty, observe
 from gamerig.games.tetris.render import render
@@ -28,7 +29,8 @@ class Scene:
     monitor: CalibrationMonitor
 
     def frame(self, camera: CameraSettings | None = None, filled_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """A frame of play (a random stack and a falling I) and the true well corners in it."""
+        """A frame of play (a random stack, a falling I, a random next piece and counters) and the
+        true well corners in it."""
         rows = int(self.rng.integers(0, 14)) if filled_rows is None else filled_rows
         cells = np.zeros((20, 10), dtype=np.uint8)
         cells[:rows] = self.rng.random((rows, 10)) < 0.7
@@ -36,7 +38,8 @@ class Scene:
         x = int(self.rng.integers(1, 8))
         screen = render(
             Board(cells=cells), skin(self.skin_name), falling=[(x + i, 17) for i in range(4)], falling_piece="I",
-            stack_ids=cells * self.rng.integers(1, 8, size=cells.shape),
+            next_piece=PIECE_NAMES[int(self.rng.integers(7))], stack_ids=cells * self.rng.integers(1, 8, size=cells.shape),
+            score=int(self.rng.integers(0, 100_000)), lines=int(self.rng.integers(0, 300)),
         )
         image, h = film(screen.image, self.rng, camera or self.camera)
         return image, map_points(h, screen.well_corners)
