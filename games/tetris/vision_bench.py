@@ -11,8 +11,9 @@ the scenes it first shows one row higher, partly above the well), falls one row 
 period of the scene's level (7..10: 12 to 3 frames a row), and is rotated and shifted by the
 AI's keys, one every 2..4 frames; it then either drops at once or falls row by row to its
 place, and locks.  Full rows collapse; the next piece spawns one gravity period later.  The
-preview box, when the skin has one, shows the next piece.  Every state is held for the frames
-it lasts and every frame is filmed anew.
+preview box, when the skin has one, shows the next piece, and score and lines counters beside
+the well change as the game scores.  Every state is held for the frames it lasts and every
+frame is filmed anew.
 
 Hard frames, each in a share of the scenes:
 
@@ -150,6 +151,8 @@ class Shown:
     flash_rows: tuple[int, ...] = ()  # 1-based rows drawn as ``flash`` says
     flash: Flash = "blank"
     next_piece: str | None = None  # in the preview box, when the skin has one
+    score: int = 0  # the counters beside the well
+    lines: int = 0
 
     def board(self) -> np.ndarray:
         """The settled stack with the falling piece's cells inside the well, rows x cols bool."""
@@ -296,8 +299,8 @@ class ScenePlay:
         """The screen now: ``ids`` (the current stack by default), the piece in play and the preview."""
         piece = self.game.piece if ids is None else None
         stack = (self.ids if ids is None else ids).copy()
-        upcoming = self.game.source.peek()
-        return Shown(stack, next_piece=upcoming) if piece is None else Shown(stack, piece.kind, piece.cells(), next_piece=upcoming)
+        shown = Shown(stack, next_piece=self.game.source.peek(), score=self.game.score, lines=self.game.lines)
+        return shown if piece is None else dataclasses.replace(shown, piece=piece.kind, falling=piece.cells())
 
     def _gravity_frames(self) -> int:
         return max(1, round(self.game.delay * FPS))
@@ -524,7 +527,8 @@ class SceneRun:
         flash = {"white": _WHITE, "grey": _GREY, "blank": None, "background": hex_to_bgr(self.skin.background.colours[0])}
         board = Board(cells=(shown.stack_ids > 0).astype(np.uint8))
         return render(
-            board, self.skin, shown.falling, shown.piece, shown.next_piece, shown.stack_ids, seed=self.background_seed,
+            board, self.skin, shown.falling, shown.piece, shown.next_piece, shown.stack_ids, shown.score, shown.lines,
+            seed=self.background_seed,
             flash_rows=shown.flash_rows, flash_colour=flash[shown.flash],
         )
 
