@@ -20,8 +20,8 @@ identities (the file keeps ``piece_colours: null``).  The preview box is found
 game's first pieces does; a still image gives ``preview: null``.
 
 Writes the YAML calibration (default ``calibration.yaml`` in the config folder), the raw median
-frame beside it (``<name>-frame.png``, the reference for ``recheck.CalibrationMonitor``) and an
-annotated PNG (``<name>.png``).  Exit codes: 0 calibrated, 1 calibration failed, 2 bad usage
+frame beside it (``<name>-frame.png``, the reference for ``recheck.CalibrationMonitor``; the
+summary says when its surroundings are too plain for that) and an annotated PNG (``<name>.png``).  Exit codes: 0 calibrated, 1 calibration failed, 2 bad usage
 or configuration.
 """
 
@@ -45,6 +45,7 @@ import numpy as np
 from gamerig.games.tetris.annotate import annotate
 from gamerig.games.tetris.calibration import MIN_SCORE, WellFit, find_well, refine_corners
 from gamerig.games.tetris.preview import PreviewCalibration, find_preview, learn_preview
+from gamerig.games.tetris.recheck import CalibrationMonitor
 from gamerig.games.tetris.recognition import FILL_THRESHOLD, GridCalibration, learn_empty, observe
 from gamerig.hardware.frames.source import FrameTimeout, SourceEnded
 from gamerig.hardware.frames.urls import open_source
@@ -83,6 +84,8 @@ class Result:
     yaml_path: Path
     png_path: Path
     frame_path: Path
+    #: Whether play can re-check the camera against the reference frame (not "blind").
+    recheckable: bool
 
 
 def _numbers(text: str, count: int, what: str) -> list[float]:
@@ -266,7 +269,15 @@ def calibrate(args: argparse.Namespace) -> Result:
             raise UsageError(f"cannot write {path}")
     calibration_store.save(record, yaml_path)
     refined_by = None if rough is None else float(np.linalg.norm(fit.corners - rough, axis=1).max())
-    return Result(record, len(frames), refined_by, yaml_path, png_path, frame_path)
+    return Result(record, len(frames), refined_by, yaml_path, png_path, frame_path, _recheckable(well, median))
+
+
+def _recheckable(well: GridCalibration, reference: np.ndarray) -> bool:
+    """Whether ``recheck.CalibrationMonitor`` can watch this well (not blind, room around it)."""
+    try:
+        return not CalibrationMonitor(well, reference).blind
+    except ValueError:  # the well fills the frame: no surroundings to watch
+        return False
 
 
 def summary(result: Result) -> dict[str, Any]:
@@ -288,6 +299,7 @@ def summary(result: Result) -> dict[str, Any]:
         "yaml": str(result.yaml_path),
         "png": str(result.png_path),
         "reference_frame": str(result.frame_path),
+        "recheckable": result.recheckable,
     }
 
 
@@ -303,6 +315,10 @@ def format_summary(report: dict[str, Any]) -> str:
         f"  learned  the empty board; piece colours {'yes' if report['piece_colours'] else 'no'};"
         f" preview box {'found' if report['preview'] else 'none'}",
         f"  wrote    {report['yaml']}, {report['png']} (check it), {report['reference_frame']}",
+        "  re-check " + (
+            "play can notice a bumped camera by the well's surroundings" if report["recheckable"]
+            else "not possible: the well's surroundings have no texture, a bumped camera will not be noticed"
+        ),
     ])
 
 

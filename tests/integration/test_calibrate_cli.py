@@ -74,6 +74,7 @@ def test_operator_corners_are_refined_on_frames_of_a_video(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["method"], report["frames"], report["png"]) == ("corners", 5, str(tmp_path / "check.png"))
+    assert report["recheckable"]
     record = load(tmp_path / "cal.yaml")
     assert _worst_error(record.well.corners, truth) <= 1.5
     assert np.allclose(report["corners"], record.well.corners, atol=0.01)
