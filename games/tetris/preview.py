@@ -53,8 +53,10 @@ RING_PX = 2
 #: Brightness added to the empty colour's norm before dividing (as in recognition): keeps a
 #: black box from turning sensor noise into large relative differences.
 _DARK_FLOOR = 150.0
-#: Added to both sides of the gain ratio so a black box gives a gain near 1, not noise over noise.
-_GAIN_FLOOR = 8.0
+#: Added to both sides of a gain ratio so a black box gives a gain near 1, not noise over noise.
+_GAIN_FLOOR = 30.0
+#: Canonical rows over which the gain is averaged: flicker bands are wider, sensor noise is not.
+_GAIN_ROWS = 5
 #: A box whose edge moved this far (mean relative distance, after gain) is not the calibrated one.
 RING_CHANGE = 0.08
 #: Gains beyond these bounds mean the picture is not the calibrated screen (black, blown out).
@@ -89,10 +91,11 @@ class PreviewCalibration:
     threshold: float
     #: ``cv2.remap`` maps of the canonical samples (derived from the corners and empty's shape).
     maps: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
-    #: Derived: the ring as a uint8 mask, its mean empty colour, and 1 / (norm of the empty
-    #: colour + _DARK_FLOOR) per canonical pixel, which turns colour distances relative.
+    #: Derived: the ring as a uint8 mask, the mean empty colour of each row's left and right
+    #: ring pixels, and 1 / (norm of the empty colour + _DARK_FLOOR) per canonical pixel,
+    #: which turns colour distances relative.
     ring: np.ndarray = field(init=False, repr=False, compare=False)
-    ring_colour: tuple[float, float, float] = field(init=False, repr=False, compare=False)
+    sides: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
     inverse_norm: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -109,7 +112,7 @@ class PreviewCalibration:
         object.__setattr__(self, "maps", _sampling_maps(self.corners, empty.shape[0]))
         ring = _ring_mask(empty.shape[0])
         object.__setattr__(self, "ring", ring)
-        object.__setattr__(self, "ring_colour", cv2.mean(self.empty, mask=ring)[:3])
+        object.__setattr__(self, "sides", _sides(self.empty))
         object.__setattr__(self, "inverse_norm", 1.0 / (np.linalg.norm(self.empty, axis=-1) + _DARK_FLOOR))
 
 
@@ -194,13 +197,26 @@ def _as_frames(frames: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
 _CHANNEL_SUM = np.ones((1, 3), dtype=np.float32)
 
 
+def _sides(canonical: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean colour of each row's left and right ring pixels (rows x 3 each)."""
+    return canonical[:, :RING_PX].mean(axis=1), canonical[:, -RING_PX:].mean(axis=1)
+
+
+def _row_gains(canonical: np.ndarray, sides: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per-row, per-channel gain (rows x 3) of ``canonical`` over the empty box whose
+    ``_sides`` are ``sides``: exposure drift, white balance and a rolling shutter's flicker
+    bands, read off the box's left and right edges where no piece is ever drawn."""
+    left, right = _sides(canonical)
+    gains = ((left + _GAIN_FLOOR) / (sides[0] + _GAIN_FLOOR) + (right + _GAIN_FLOOR) / (sides[1] + _GAIN_FLOOR)) / 2
+    return cv2.blur(gains.astype(np.float32), (1, _GAIN_ROWS), borderType=cv2.BORDER_REPLICATE)
+
+
 def _ink(canonical: np.ndarray, cal: PreviewCalibration) -> tuple[np.ndarray | None, str]:
-    """The ink mask inside the ring after the gain the ring shows, or None and why."""
-    ring_now = cv2.mean(canonical, mask=cal.ring)[:3]
-    gain = [(now + _GAIN_FLOOR) / (empty + _GAIN_FLOOR) for now, empty in zip(ring_now, cal.ring_colour)]
-    if min(gain) < GAIN_RANGE[0] or max(gain) > GAIN_RANGE[1]:
-        return None, f"the box is far darker or brighter than calibrated (gain {[round(g, 2) for g in gain]})"
-    difference = cv2.subtract(cv2.multiply(canonical, (1.0 / gain[0], 1.0 / gain[1], 1.0 / gain[2], 0.0)), cal.empty)
+    """The ink mask inside the ring after the gains the box's edges show, or None and why."""
+    gains = _row_gains(canonical, cal.sides)
+    if float(gains.min()) < GAIN_RANGE[0] or float(gains.max()) > GAIN_RANGE[1]:
+        return None, f"the box is far darker or brighter than calibrated (gains {gains.min():.2f} to {gains.max():.2f})"
+    difference = cv2.subtract(canonical / gains[:, None, :], cal.empty)
     distance = cv2.sqrt(cv2.transform(cv2.multiply(difference, difference), _CHANNEL_SUM)) * cal.inverse_norm
     if cv2.mean(distance, mask=cal.ring)[0] > RING_CHANGE:
         return None, "the box's edge changed: not the calibrated screen, or the camera moved"
@@ -314,6 +330,8 @@ def learn_preview(frames: Sequence[np.ndarray] | np.ndarray, corners: np.ndarray
         raise ValueError(f"corners must be 4 x 2 (TL TR BR BL), got shape {corners.shape}")
     maps = _sampling_maps(corners, _canonical_height(corners))
     canonical = np.stack([_canonical(f, maps) for f in shots])
+    sides = _sides(canonical.mean(axis=0))
+    canonical = np.stack([c / _row_gains(c, sides)[:, None, :] for c in canonical])
     empty = _smooth_fill(canonical.mean(axis=0))
     distances = np.stack([_relative_distance(c, empty) for c in canonical])
     noise = float(np.percentile(distances[:, _ring_mask(empty.shape[0]).astype(bool)], 99))
@@ -453,6 +471,21 @@ def _box_around(mean: np.ndarray, blob: tuple[int, int, int, int], well_scale: i
     return np.array([cx - half_w, cy - half_h, cx + half_w, cy + half_h])
 
 
+def _steady_rows(frames: list[np.ndarray]) -> list[np.ndarray]:
+    """The frames (as float32) with each pixel row scaled to that row's brightness over all
+    frames: a rolling shutter's flicker bands and exposure drift change whole rows, which
+    would otherwise look like change everywhere.  A row's gain in a frame is the median over
+    the row of each pixel's brightness there over its median in all frames: static pixels,
+    most of a row, all agree on it."""
+    for frame in frames:
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3 or frame.shape != frames[0].shape:
+            raise ValueError(f"frames must be uint8 H x W x 3 of one size, got {frame.dtype} {frame.shape}")
+    # every fourth column is plenty for a median and four times cheaper
+    brightness = np.stack([f[:, ::4].sum(axis=2, dtype=np.float32) for f in frames]) + _GAIN_FLOOR
+    gains = np.median(brightness / np.median(brightness, axis=0), axis=2)  # frames x rows
+    return [f.astype(np.float32) / g[:, None, None] for f, g in zip(frames, gains)]
+
+
 def _change_blobs(canvases: np.ndarray, canvas: _Canvas, cols: int, rows: int) -> list[tuple[int, int, int, int]]:
     """Bounding boxes (x0, y0, x1, y1 canvas pixels) of the areas outside the well that change
     between frames and are the size of what a preview's pieces sweep, most change first."""
@@ -490,7 +523,7 @@ def find_preview(frames: Sequence[np.ndarray], well_corners: np.ndarray, cols: i
         raise ValueError(f"well corners must be 4 x 2 finite numbers (TL TR BR BL), got shape {well.shape}")
     canvas = _canvas(well, cols, rows)
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
-    canvases = np.stack([cv2.warpPerspective(f, canvas.to_frame, canvas.size, flags=flags) for f in shots]).astype(np.float32)
+    canvases = np.stack([cv2.warpPerspective(f, canvas.to_frame, canvas.size, flags=flags) for f in _steady_rows(shots)])
     mean = canvases.mean(axis=0)
     best: tuple[int, np.ndarray] | None = None
     for blob in _change_blobs(canvases, canvas, cols, rows):
