@@ -27,8 +27,10 @@ The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the 
   appears: the old piece locked, so ``landed`` for it (where it was last seen), then ``spawn``.
   While only one to three cells of the new piece show (it comes in over the top row), nothing
   is reported yet: a misread cell up there must not end a piece;
-* **arrival**: with no piece falling, new cells that are one tetromino are a ``spawn`` (anywhere:
-  a piece first seen lower, after frames were lost, is still new).  One to three cells that are
+* **arrival**: with no piece falling, new cells that are one tetromino are a ``spawn`` when they
+  lie in the spawn area (the top ``SPAWN_AREA_ROWS`` rows), or lower with nothing settled above
+  them (a piece first seen late, after frames were lost or a drop before it showed whole); a
+  tetromino appearing under settled cells is no new piece (a well filling at game over).  One to three cells that are
   the visible part of a tetromino partly above the top row are a piece entering the well, so a
   piece that spawns above the well is reported once, when all four cells show.  A tetromino whose
   colour votes against its shape is ``unsure`` and not reported until a frame where the vote
@@ -69,6 +71,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
+import cv2
 import numpy as np
 
 from .pieces import ORIENTATIONS, PIECE_NAMES, cells as piece_cells
@@ -76,6 +79,8 @@ from .recognition import FallingPiece, GridCalibration, Observation, falling_pie
 from .temporal import PIECE_CELLS, FilterUpdate
 
 Cells = frozenset[tuple[int, int]]
+#: A new piece shows whole within this many top rows (the height of the tallest piece).
+SPAWN_AREA_ROWS = PIECE_CELLS
 EventKind = Literal["spawn", "landed", "rows_cleared", "game_over"]
 
 
@@ -154,6 +159,14 @@ def _entering(cells: Cells, rows: int, cols: int) -> bool:
                     if all(1 <= x <= cols for x, _ in placed) and frozenset(c for c in placed if c[1] <= rows) == cells:
                         return True
     return False
+
+
+def _entering_part(board: np.ndarray) -> np.ndarray:
+    """The cells of ``board`` that are a piece coming in over the top row (its cells touching
+    the top row, apart from the rest), or no cells."""
+    _, labels = cv2.connectedComponents(board.astype(np.uint8), connectivity=4)
+    touching = np.isin(labels, [label for label in np.unique(labels[-1]) if label])
+    return touching if _entering(_cells(touching), *board.shape) else np.zeros_like(board)
 
 
 def _completing_locks(stack: np.ndarray, names: str) -> Iterator[tuple[str, Cells]]:
@@ -270,8 +283,9 @@ class PieceTracker:
         self._last_step = timestamp
 
     def _rederive(self, board: np.ndarray, why: str) -> None:
-        self._stack, self._falling, self._certain, self._unexplained_frames = board.astype(bool).copy(), None, False, 0
-        self._seen = self._stack
+        board = board.astype(bool)
+        self._stack = board & ~_entering_part(board)
+        self._falling, self._certain, self._unexplained_frames, self._seen = None, False, 0, board.copy()
         self._status = "unsure"
         self._reason = f"{why}; the stack is re-read from the board and the falling piece is not identified yet"
 
@@ -335,6 +349,9 @@ class PieceTracker:
         if piece is not None:
             if piece.colour_agrees is False:
                 return f"a new piece's shape says {piece.name} but its colour says {piece.colour_candidates}"
+            in_spawn_area = max(y for _, y in cells) > len(stack) - SPAWN_AREA_ROWS
+            if not in_spawn_area and any(stack[y:, x - 1].any() for x, y in cells):
+                return f"a {piece.name} showed under settled cells, where no new piece can fall"
             return _Step(stack, piece, (Event("spawn", timestamp, piece.name, _sorted(cells)),))
         if _entering(cells, *stack.shape):
             return _Step(stack, None, reason=f"a piece is entering the well ({len(cells)} cells show)")

@@ -311,6 +311,24 @@ def test_a_misread_cell_committed_for_a_moment_reports_nothing():
     assert _kinds(screen.events) == _expected(screen.engine_events)
 
 
+def test_cells_filling_in_under_the_stack_are_no_new_piece():
+    pile = np.zeros((ROWS, COLS), np.uint8)
+    pile[0, [0, 1, 2, 7, 8, 9]] = 1
+    pile[1, :9] = 1  # columns 4-7 of row 1 are holes under row 2
+    screen = Screen(FixedPieces("T", repeat=False))
+    screen.game = Game(Rules("standard", COLS, ROWS), FixedPieces("T", repeat=False), board=Board(cells=pile))
+    screen.ids = pile * piece_index("J")
+    screen.show(*screen.picture(screen.ids, None))  # met mid-game: the pile is read as it is
+    screen.act(FALL)
+    screen.act(FALL)
+    # a game-over animation fills the well from the bottom, here in an I's colour, so that only
+    # where the four new cells lie tells them from an I
+    screen.ids[0] = piece_index("I")
+    screen.show(*screen.picture(screen.ids, screen.game.piece))
+    assert _kinds(screen.events) == [("spawn", "T")]
+    assert screen.updates[-1].status == "unsure" and "under settled cells" in screen.updates[-1].reason
+
+
 def test_unsure_and_missing_frames_report_nothing_and_keep_the_state():
     screen = Screen(FixedPieces("T", repeat=False))
     screen.act(FALL)
