@@ -1,4 +1,4 @@
-"""`gamerigctl bench vision`: calibration and recognition measured on synthetic filmed scenes.
+"""`gamerigctl bench vision`: calibration, recognition and tracking measured on synthetic filmed play.
 
 The measurement itself lives in ``games.tetris.vision_bench`` (its docstring defines every
 metric); this module parses the command line, pins OpenCV to one thread so the latency is
@@ -34,7 +34,8 @@ PLAYER = "dellacherie"
 
 
 def summarize(result: BenchResult, seed: int, k: int) -> dict[str, Any]:
-    """The --json object: overall metrics, observe() latency, and the held-out skins apart."""
+    """The --json object: overall metrics, the latency of observe() (latency_ms_*) and of observe
+    + filter + tracker (pipeline_latency_ms_*), and the held-out skins apart."""
     report: dict[str, Any] = {"seed": seed, "k": k, **result.overall.metrics()}
     for prefix, seconds in (("latency_ms", result.latencies_s), ("pipeline_latency_ms", result.pipeline_latencies_s)):
         ms = 1000.0 * np.asarray(seconds)
