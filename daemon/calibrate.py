@@ -21,8 +21,8 @@ game's first pieces does; a still image gives ``preview: null``.
 
 Writes the YAML calibration (default ``calibration.yaml`` in the config folder), the raw median
 frame beside it (``<name>-frame.png``, the reference for ``recheck.CalibrationMonitor``; the
-summary says when its surroundings are too plain for that) and an annotated PNG (``<name>.png``).  Exit codes: 0 calibrated, 1 calibration failed, 2 bad usage
-or configuration.
+summary says when its surroundings are too plain for that) and an annotated PNG
+(``<name>.png``).  Exit codes: 0 calibrated, 1 calibration failed, 2 bad usage or configuration.
 """
 
 from __future__ import annotations
