@@ -37,7 +37,7 @@ The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the 
   agrees.
 
 A board none of these explains is ``unsure``: the state stays, and no event is guessed.  When the
-filter ``resynced``, when nothing was explained for ``resync_frames`` frames, or on the first board
+filter ``resynced``, when nothing was explained for ``resync_s`` seconds, or on the first board
 seen, the stack is re-read from the board as a whole (status ``unsure``, with the reason): the
 falling piece is then hidden in that stack.  It is found again when it moves (the cells that left
 and the cells that came are one tetromino of one type, and there is only one way to cut them
@@ -202,18 +202,18 @@ class PieceTracker:
         calibration: GridCalibration | None = None,
         top_out_rows: int = 2,
         game_over_s: float = 3.0,
-        resync_frames: int = 60,
+        resync_s: float = 0.75,
     ) -> None:
         if top_out_rows < 1:
             raise ValueError(f"top_out_rows must be at least 1, got {top_out_rows}")
         if game_over_s <= 0:
             raise ValueError(f"game_over_s must be positive, got {game_over_s}")
-        if resync_frames < 1:
-            raise ValueError(f"resync_frames must be at least 1, got {resync_frames}")
+        if resync_s <= 0:
+            raise ValueError(f"resync_s must be positive, got {resync_s}")
         self.calibration = calibration
         self.top_out_rows = top_out_rows
         self.game_over_s = game_over_s
-        self.resync_frames = resync_frames
+        self.resync_s = resync_s
         self._shape_only: GridCalibration | None = None
         self.reset()
 
@@ -225,7 +225,7 @@ class PieceTracker:
         self._over = False
         self._last_step = 0.0
         self._seen: np.ndarray | None = None  # the last board explained (or re-read)
-        self._unexplained_frames = 0
+        self._unexplained_since: float | None = None  # when the first board not explained came
         self._status, self._reason = "waiting", "no board committed yet"
 
     def update(self, update: FilterUpdate, observation: Observation, timestamp: float) -> TrackerUpdate:
@@ -235,10 +235,9 @@ class PieceTracker:
         if update.status in ("committed", "resynced") and update.board is not None:
             events += self._on_board(update.board, observation, timestamp, update.status == "resynced", update.reason)
             status, reason = self._status, self._reason
-        elif self._unexplained_frames and update.board is not None:
-            self._unexplained_frames += 1
-            if self._unexplained_frames >= self.resync_frames:
-                self._rederive(update.board, f"nothing was explained for {self.resync_frames} frames")
+        elif self._unexplained_since is not None and update.board is not None:
+            if timestamp - self._unexplained_since >= self.resync_s:
+                self._rederive(update.board, f"nothing was explained for {self.resync_s:g} s")
             status, reason = self._status, self._reason
         elif update.status in ("unsure", "no_observation") and not self._over:
             status, reason = "unsure", f"{update.status.replace('_', ' ')}: {update.reason}"
@@ -261,14 +260,15 @@ class PieceTracker:
             resynced, why = True, "the first board seen"
         step = self._explain(board, observation, timestamp)
         if isinstance(step, str):
-            if resynced or self._unexplained_frames + 1 >= self.resync_frames:
-                self._rederive(board, f"{why or 'nothing was explained for a while'}: {step}")
+            if self._unexplained_since is None:
+                self._unexplained_since = timestamp
+            if resynced or timestamp - self._unexplained_since >= self.resync_s:
+                self._rederive(board, f"{why or f'nothing was explained for {self.resync_s:g} s'}: {step}")
             else:
                 self._status, self._reason = "unsure", step
-                self._unexplained_frames += 1
             return []
         changed = not np.array_equal(board, self._seen)
-        self._stack, self._falling, self._seen, self._unexplained_frames = step.stack, step.falling, board, 0
+        self._stack, self._falling, self._seen, self._unexplained_since = step.stack, step.falling, board, None
         if changed:
             self._certain, self._last_step = True, timestamp
         if not self._certain:
@@ -285,7 +285,7 @@ class PieceTracker:
     def _rederive(self, board: np.ndarray, why: str) -> None:
         board = board.astype(bool)
         self._stack = board & ~_entering_part(board)
-        self._falling, self._certain, self._unexplained_frames, self._seen = None, False, 0, board.copy()
+        self._falling, self._certain, self._unexplained_since, self._seen = None, False, None, board.copy()
         self._status = "unsure"
         self._reason = f"{why}; the stack is re-read from the board and the falling piece is not identified yet"
 
@@ -376,6 +376,8 @@ class PieceTracker:
             bases.append((stack | _mask(cells, stack.shape), PIECE_NAMES, (landed,)))
         else:
             bases.append((stack, PIECE_NAMES, ()))
+            if not self._certain:  # the piece that dropped may be one hidden in the re-read stack
+                bases += [(stack & ~hidden, piece.name, ()) for hidden, piece in self._pieces_in(stack & ~board, observation)]
         found: dict[Cells, _Step] = {}
         for base, names, earlier in bases:
             for name, placed in _completing_locks(base, names):
@@ -397,6 +399,12 @@ class PieceTracker:
             vanished = int((stack & ~board).sum())
             return f"{vanished} settled cells vanished and {len(found) or 'no'} locks that clear rows lead to this board"
         return next(iter(found.values()))
+
+    def _pieces_in(self, cells: np.ndarray, observation: Observation) -> list[tuple[np.ndarray, FallingPiece]]:
+        """The 4-connected parts of ``cells`` that are tetrominoes, with what they are."""
+        count, labels = cv2.connectedComponents(cells.astype(np.uint8), connectivity=4)
+        parts = [labels == label for label in range(1, count)]
+        return [(part, piece) for part in parts if (piece := self._identify(part, observation)) is not None]
 
     def _adopt(self, board: np.ndarray, observation: Observation) -> _Step | str:
         """Find the falling piece hidden in a re-read stack from how the board changed.

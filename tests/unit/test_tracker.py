@@ -392,5 +392,5 @@ def test_bad_settings_are_a_clear_error():
         PieceTracker(top_out_rows=0)
     with pytest.raises(ValueError, match="game_over_s"):
         PieceTracker(game_over_s=0)
-    with pytest.raises(ValueError, match="resync_frames"):
-        PieceTracker(resync_frames=0)
+    with pytest.raises(ValueError, match="resync_s"):
+        PieceTracker(resync_s=0)
