@@ -43,7 +43,8 @@ falling piece is then hidden in that stack.  It is found again when it moves (th
 and the cells that came are one tetromino of one type, and there is only one way to cut them
 from the stack), and a tetromino appearing while nothing vanished is clearly new, so it is a
 ``spawn`` (the piece hidden in the stack locked: no ``landed`` for it, its type is unknown).
-A first board that is one tetromino in an empty well is a ``spawn``.
+On the first board seen, a lone tetromino in the spawn area, apart from the other cells, is a
+piece that has just spawned: a ``spawn``, the rest is the stack.
 
 **Game over**: the last explained board reaches the top ``top_out_rows`` rows (where Standard
 Tetris spawns) with cells other than a piece in free fall (the stack, a piece resting on it, a
@@ -255,10 +256,13 @@ class PieceTracker:
             if not self._new_game(board):
                 return []
             self.reset()
-        if self._stack is None:
+        first = self._stack is None
+        if first:
             self._start(board, timestamp)
             resynced, why = True, "the first board seen"
         step = self._explain(board, observation, timestamp)
+        if isinstance(step, str) and first:
+            step = self._piece_on_first_board(board, observation, timestamp) or step
         if isinstance(step, str):
             if self._unexplained_since is None:
                 self._unexplained_since = timestamp
@@ -399,6 +403,16 @@ class PieceTracker:
             vanished = int((stack & ~board).sum())
             return f"{vanished} settled cells vanished and {len(found) or 'no'} locks that clear rows lead to this board"
         return next(iter(found.values()))
+
+    def _piece_on_first_board(self, board: np.ndarray, observation: Observation, timestamp: float) -> _Step | None:
+        """The first board's only tetromino that stands apart from the rest in the spawn area:
+        a piece that has just spawned (settled cells do not float up there), reported as such."""
+        rows = len(board)
+        apart = [(part, piece) for part, piece in self._pieces_in(board, observation) if part[rows - SPAWN_AREA_ROWS :].sum() == PIECE_CELLS]
+        if len(apart) != 1:
+            return None
+        arrival = self._arrival(board & ~apart[0][0], apart[0][0], observation, timestamp)
+        return arrival if isinstance(arrival, _Step) else None
 
     def _pieces_in(self, cells: np.ndarray, observation: Observation) -> list[tuple[np.ndarray, FallingPiece]]:
         """The 4-connected parts of ``cells`` that are tetrominoes, with what they are."""

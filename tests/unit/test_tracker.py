@@ -250,18 +250,32 @@ def test_a_stack_met_mid_game_is_reread_and_the_hidden_falling_piece_found_when_
     screen = Screen(FixedPieces("LOOT", repeat=False))
     for keys in ([LEFT] * 4, [RIGHT] * 4):
         _move(screen, keys)
-    screen.act(FALL)  # the O in play
-    screen.act(FALL)
+    for _ in range(5):
+        screen.act(FALL)  # the O in play, below the spawn area
     screen.tracker.reset()
     screen.filter.reset()
     screen.updates.clear()
     screen.show(*screen.picture(screen.ids, screen.game.piece))
     assert screen.updates[-1].status == "unsure" and "re-read" in screen.updates[-1].reason
+    assert screen.updates[-1].falling is None
     screen.act(LEFT)
     assert screen.updates[-1].status == "tracking" and screen.updates[-1].falling.name == "O"
     screen.act(DROP)
     screen.act(FALL)
     assert _kinds(screen.events) == [("landed", "O"), ("spawn", "T")]
+
+
+def test_a_piece_apart_in_the_spawn_area_of_the_first_board_is_a_spawn():
+    screen = Screen(FixedPieces("LOT", repeat=False))
+    _move(screen, [LEFT] * 4)
+    screen.act(FALL)  # the O spawns
+    screen.tracker.reset()
+    screen.filter.reset()
+    screen.updates.clear()
+    screen.show(*screen.picture(screen.ids, screen.game.piece))
+    assert _kinds(screen.events) == [("spawn", "O")]
+    assert screen.updates[-1].status == "tracking"
+    assert np.array_equal(screen.updates[-1].stack, screen.ids > 0)
 
 
 def test_a_lock_and_spawn_the_filter_missed_is_resynced_without_a_spawn_for_the_piece_in_play():
