@@ -91,11 +91,11 @@ class PreviewCalibration:
     threshold: float
     #: ``cv2.remap`` maps of the canonical samples (derived from the corners and empty's shape).
     maps: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
-    #: Derived: the ring as a uint8 mask, the mean empty colour of each row's left and right
-    #: ring pixels, and 1 / (norm of the empty colour + _DARK_FLOOR) per canonical pixel,
-    #: which turns colour distances relative.
+    #: Derived: the ring as a uint8 mask, 0.5 / ``_sides`` of the empty box (for the gains),
+    #: and 1 / (norm of the empty colour + _DARK_FLOOR) per canonical pixel, which turns
+    #: colour distances relative.
     ring: np.ndarray = field(init=False, repr=False, compare=False)
-    sides: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
+    halved_inverse_sides: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
     inverse_norm: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -112,7 +112,7 @@ class PreviewCalibration:
         object.__setattr__(self, "maps", _sampling_maps(self.corners, empty.shape[0]))
         ring = _ring_mask(empty.shape[0])
         object.__setattr__(self, "ring", ring)
-        object.__setattr__(self, "sides", _sides(self.empty))
+        object.__setattr__(self, "halved_inverse_sides", tuple(0.5 / side for side in _sides(self.empty)))
         object.__setattr__(self, "inverse_norm", 1.0 / (np.linalg.norm(self.empty, axis=-1) + _DARK_FLOOR))
 
 
@@ -198,25 +198,27 @@ _CHANNEL_SUM = np.ones((1, 3), dtype=np.float32)
 
 
 def _sides(canonical: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean colour of each row's left and right ring pixels (rows x 3 each)."""
-    return canonical[:, :RING_PX].mean(axis=1), canonical[:, -RING_PX:].mean(axis=1)
+    """Mean colour of each row's left and right ring pixels plus _GAIN_FLOOR (rows x 1 x 3 each)."""
+    left = cv2.reduce(canonical[:, :RING_PX], 1, cv2.REDUCE_AVG)
+    right = cv2.reduce(canonical[:, -RING_PX:], 1, cv2.REDUCE_AVG)
+    return left.reshape(-1, 1, 3) + _GAIN_FLOOR, right.reshape(-1, 1, 3) + _GAIN_FLOOR
 
 
-def _row_gains(canonical: np.ndarray, sides: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Per-row, per-channel gain (rows x 3) of ``canonical`` over the empty box whose
-    ``_sides`` are ``sides``: exposure drift, white balance and a rolling shutter's flicker
-    bands, read off the box's left and right edges where no piece is ever drawn."""
+def _row_gains(canonical: np.ndarray, halved_inverse_sides: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per-row, per-channel gain (rows x 1 x 3) of ``canonical`` over the empty box, given
+    0.5 / ``_sides`` of the empty box: exposure drift, white balance and a rolling shutter's
+    flicker bands, read off the box's left and right edges where no piece is ever drawn."""
     left, right = _sides(canonical)
-    gains = ((left + _GAIN_FLOOR) / (sides[0] + _GAIN_FLOOR) + (right + _GAIN_FLOOR) / (sides[1] + _GAIN_FLOOR)) / 2
-    return cv2.blur(gains.astype(np.float32), (1, _GAIN_ROWS), borderType=cv2.BORDER_REPLICATE)
+    gains = left * halved_inverse_sides[0] + right * halved_inverse_sides[1]
+    return cv2.blur(gains, (1, _GAIN_ROWS), borderType=cv2.BORDER_REPLICATE).reshape(-1, 1, 3)
 
 
 def _ink(canonical: np.ndarray, cal: PreviewCalibration) -> tuple[np.ndarray | None, str]:
     """The ink mask inside the ring after the gains the box's edges show, or None and why."""
-    gains = _row_gains(canonical, cal.sides)
+    gains = _row_gains(canonical, cal.halved_inverse_sides)
     if float(gains.min()) < GAIN_RANGE[0] or float(gains.max()) > GAIN_RANGE[1]:
         return None, f"the box is far darker or brighter than calibrated (gains {gains.min():.2f} to {gains.max():.2f})"
-    difference = cv2.subtract(canonical / gains[:, None, :], cal.empty)
+    difference = cv2.subtract(canonical / gains, cal.empty)
     distance = cv2.sqrt(cv2.transform(cv2.multiply(difference, difference), _CHANNEL_SUM)) * cal.inverse_norm
     if cv2.mean(distance, mask=cal.ring)[0] > RING_CHANGE:
         return None, "the box's edge changed: not the calibrated screen, or the camera moved"
@@ -268,12 +270,14 @@ def _occupancy(integral: np.ndarray, x0: int, y0: int, width: int, height: int, 
     from the mask's integral image.  Each cell is trimmed by _CELL_TRIM of its size on every
     side: the pixel row a cell boundary falls in belongs to neither cell."""
     cell_w, cell_h = width / columns, height / rows
-    xs = np.array([x0 + round((c + _CELL_TRIM) * cell_w) for c in range(columns)])
-    xe = np.array([x0 + round((c + 1 - _CELL_TRIM) * cell_w) for c in range(columns)])
-    ys = np.array([y0 + round((r + _CELL_TRIM) * cell_h) for r in range(rows)])[:, None]
-    ye = np.array([y0 + round((r + 1 - _CELL_TRIM) * cell_h) for r in range(rows)])[:, None]
-    inked = integral[ye, xe] - integral[ys, xe] - integral[ye, xs] + integral[ys, xs]
-    return (inked / np.maximum((ye - ys) * (xe - xs), 1)).ravel().tolist()
+    xs = [(x0 + round((c + _CELL_TRIM) * cell_w), x0 + round((c + 1 - _CELL_TRIM) * cell_w)) for c in range(columns)]
+    ys = [(y0 + round((r + _CELL_TRIM) * cell_h), y0 + round((r + 1 - _CELL_TRIM) * cell_h)) for r in range(rows)]
+    table = integral.item
+    return [
+        (table(b, r) - table(t, r) - table(b, l) + table(t, l)) / max(1, (b - t) * (r - l))
+        for t, b in ys
+        for l, r in xs
+    ]
 
 
 def _match(mask: np.ndarray, pitch: float | None) -> _Match:
@@ -330,12 +334,15 @@ def learn_preview(frames: Sequence[np.ndarray] | np.ndarray, corners: np.ndarray
         raise ValueError(f"corners must be 4 x 2 (TL TR BR BL), got shape {corners.shape}")
     maps = _sampling_maps(corners, _canonical_height(corners))
     canonical = np.stack([_canonical(f, maps) for f in shots])
-    sides = _sides(canonical.mean(axis=0))
-    canonical = np.stack([c / _row_gains(c, sides)[:, None, :] for c in canonical])
+    halved_inverse_sides = tuple(0.5 / side for side in _sides(canonical.mean(axis=0)))
+    canonical = np.stack([c / _row_gains(c, halved_inverse_sides) for c in canonical])
     empty = _smooth_fill(canonical.mean(axis=0))
     distances = np.stack([_relative_distance(c, empty) for c in canonical])
-    noise = float(np.percentile(distances[:, _ring_mask(empty.shape[0]).astype(bool)], 99))
-    contrast = float(np.percentile(distances[:, RING_PX:-RING_PX, RING_PX:-RING_PX], 98))
+    inside = distances[:, RING_PX:-RING_PX, RING_PX:-RING_PX]
+    # the fill's noise: the ring's tail, and inside, where pieces cover about a third at most, the
+    # fill's upper part (moire and shading the smooth empty look leaves, show there)
+    noise = max(float(np.percentile(distances[:, _ring_mask(empty.shape[0]).astype(bool)], 99)), float(np.percentile(inside, 60)))
+    contrast = float(np.percentile(inside, 98))
     if contrast < 4 * noise:
         raise ValueError(f"nothing stands out in the box (contrast {contrast:.3f}, noise {noise:.3f}): no piece shown, or wrong corners")
     # half way (geometrically) between noise and ink, clear of both
