@@ -190,7 +190,7 @@ def _completing_locks(stack: np.ndarray, names: str) -> Iterator[tuple[str, Cell
                     if not all(1 <= x <= cols and 1 <= y <= rows and not stack[y - 1, x - 1] for x, y in placed):
                         continue
                     resting = any(y == 1 or stack[y - 2, x - 1] for x, y in placed)
-                    if resting and any(sum(1 for px, py in placed if py == y) == missing[y - 1] for _, y in placed):
+                    if resting and any(sum(1 for _, py in placed if py == y) == missing[y - 1] for _, y in placed):
                         yield name, placed
 
 
@@ -199,7 +199,13 @@ def _sorted(cells: Cells) -> tuple[tuple[int, int], ...]:
 
 
 class PieceTracker:
-    """Turns the filter's committed boards into piece events; see the module docstring."""
+    """Turns the filter's committed boards into piece events; see the module docstring.
+
+    ``calibration`` gives the colour vote (its piece colours; without them the shape decides
+    alone); ``top_out_rows`` are the rows where a stack means the game may be over,
+    ``game_over_s`` how long nothing may happen then before it is; ``resync_s`` how long boards
+    may stay unexplained before the stack is re-read.
+    """
 
     def __init__(
         self,
