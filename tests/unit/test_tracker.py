@@ -1,8 +1,8 @@
 """The tracker reports exactly the engine's spawns, landings, clears and game over from filtered boards.
 
 Every test plays the real engine key by key, shows each state of the screen for a few frames
-as an observation (the stack grey, the falling piece in its colour) through a real BoardFilter,
-and compares what the tracker reports with what the engine did.
+as an observation (every cell in its piece's colour) through a real BoardFilter, and compares
+what the tracker reports with what the engine did.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROWS, COLS = 20, 10
 FRAME_S = 1 / 60
 GAME_OVER_S = 2.0  # random keys on a piece still above the screen change nothing for a while
 FALL = "fall"  # one free-fall iteration of the engine
-#: BGR colour of each piece O I S Z L J T, as the camera would see it; settled cells are grey.
+#: BGR colour of each piece O I S Z L J T, as the camera would see it.
 PIECE_COLOURS = np.array(
     [[0, 220, 230], [230, 220, 0], [0, 200, 0], [0, 0, 220], [0, 140, 255], [220, 60, 0], [200, 0, 200]], dtype=np.float32
 )
@@ -47,10 +47,10 @@ class Screen:
     spawn above the screen and come into view row by row.
     """
 
-    def __init__(self, source: PieceSource, hidden_rows: int = 0, hold: int = 2, calibration: GridCalibration | None = None) -> None:
+    def __init__(self, source: PieceSource, hidden_rows: int = 0, hold: int = 2, colour_vote: bool = True) -> None:
         self.game = Game(Rules("standard", COLS, ROWS + hidden_rows), source)
         self.filter = BoardFilter(k=2)
-        self.tracker = PieceTracker(calibration if calibration is not None else _calibration(), game_over_s=GAME_OVER_S)
+        self.tracker = PieceTracker(_calibration() if colour_vote else None, game_over_s=GAME_OVER_S)
         self.hold = hold
         #: show a landed piece in place before its rows clear (games without a line-clear
         #: animation clear them at once)
@@ -157,8 +157,9 @@ def _move(screen: Screen, keys: list[str], falls: int = 1) -> None:
     screen.act(DROP)
 
 
-def test_spawns_landings_and_a_cleared_row_in_the_engines_order():
-    screen = Screen(FixedPieces("IIOT", repeat=False))
+@pytest.mark.parametrize("colour_vote", [True, False])
+def test_spawns_landings_and_a_cleared_row_in_the_engines_order(colour_vote):
+    screen = Screen(FixedPieces("IIOT", repeat=False), colour_vote=colour_vote)
     _move(screen, [LEFT] * 3)  # I on columns 1-4
     _move(screen, [RIGHT])  # I on columns 5-8
     _move(screen, [RIGHT] * 4)  # O on columns 9-10: row 1 is full
@@ -174,6 +175,7 @@ def test_spawns_landings_and_a_cleared_row_in_the_engines_order():
     assert screen.events[5].cells == ((9, 1), (10, 1), (9, 2), (10, 2))  # where the O locked
     final = screen.updates[-1]
     assert final.status == "tracking" and final.falling.name == "T"
+    assert final.falling.colour_agrees is (True if colour_vote else None)  # shape alone without piece colours
     assert np.array_equal(final.stack, screen.game.board.cells.astype(bool))
 
 
