@@ -178,7 +178,13 @@ def _smooth_fill(mean: np.ndarray) -> np.ndarray:
     inner = np.zeros((height, CANONICAL_WIDTH), dtype=bool)
     k = RING_PX - 1
     inner[k, k:-k], inner[-k - 1, k:-k], inner[k:-k, k], inner[k:-k, -k - 1] = True, True, True, True
-    coefficients, *_ = np.linalg.lstsq(design[inner], mean[inner].astype(np.float64), rcond=None)
+    points, colours = design[inner], mean[inner].astype(np.float64)
+    coefficients, *_ = np.linalg.lstsq(points, colours, rcond=None)
+    # refit without the pixels the fit misses most: where corners a few pixels off put the
+    # box's border on that line
+    residual = np.linalg.norm(points @ coefficients - colours, axis=1)
+    kept = residual <= 3 * np.median(residual) + 2.0
+    coefficients, *_ = np.linalg.lstsq(points[kept], colours[kept], rcond=None)
     empty = (design @ coefficients).astype(np.float32)
     ring = _ring_mask(height).astype(bool)
     empty[ring] = mean[ring]
@@ -367,12 +373,15 @@ _MIN_CHANGE = 12.0
 _CHANGE_OVER_NOISE = 6.0
 #: Size range (well cells) of the area the pieces in a preview sweep over.
 _BLOB_CELLS = ((1.0, 7.0), (0.7, 6.0))
+#: Rows and columns of a change blob with less than this fraction of its busiest one's
+#: changing pixels are strays, not part of the pieces' sweep.
+_STRAY_FRACTION = 0.15
 #: Candidates tried, most change first.
 _CANDIDATES = 4
-#: A border edge is looked for this many piece cells beyond the pieces.  It must step
-#: (summed over B, G, R) by at least half the strongest step in reach, by at least
-#: _MIN_EDGE_STEP and by _EDGE_OVER_NOISE times the lower quartile of the steps there (the
-#: profile's noise and moire; a washed-out thin border still stands clear of it).
+#: Box edges are looked for up to this many piece cells beyond the pieces, in pairs either
+#: side of them.  A pair's weaker step (summed over B, G, R) must reach _MIN_EDGE_STEP and
+#: _EDGE_OVER_NOISE times the lower quartile of the steps there (the profile's noise and
+#: moire: a washed-out thin border still stands clear of it), and half the best pair's.
 _BORDER_REACH = 3.0
 _MIN_EDGE_STEP = 8.0
 _EDGE_OVER_NOISE = 4.0
@@ -417,64 +426,72 @@ def _canvas(well_corners: np.ndarray, cols: int, rows: int) -> _Canvas:
     return _Canvas(cells_to_frame @ canvas_to_cells, size, scale, (-float(side), -float(above)))
 
 
-def _first_edge(profile: np.ndarray, start: int, stop: int, span: int) -> float | None:
-    """Sub-pixel position (between pixel centres) of the first strong colour step in
-    ``profile`` (n x 3) going from ``start`` towards ``stop`` (either direction), or None.
-    A step is the difference of the means of ``span`` pixels on either side: fine moire
-    along the profile averages out, a border as thick as ``span`` does not."""
-    step = 1 if stop > start else -1
-    lo, hi = sorted((start, stop))
-    lo, hi = max(lo, span - 1), min(hi, len(profile) - 1 - span)
-    if hi - lo < 3:
-        return None
+def _steps(profile: np.ndarray, span: int) -> np.ndarray:
+    """Colour step (summed over B, G, R) between each pixel of ``profile`` (n x 3) and the
+    next, as the difference of the means of ``span`` pixels on either side: fine moire along
+    the profile averages out, a border as thick as ``span`` does not.  Entry i lies at i + 0.5."""
     sums = np.vstack([np.zeros((1, 3)), np.cumsum(profile, axis=0)])
-    at = np.arange(lo, hi)  # steps[i]: between pixels lo+i and lo+i+1
-    after = sums[at + 1 + span] - sums[at + 1]
-    before = sums[at + 1] - sums[at + 1 - span]
-    steps = np.abs(after - before).sum(axis=1) / span
-    strongest = float(steps.max())
-    if strongest < max(_MIN_EDGE_STEP, _EDGE_OVER_NOISE * float(np.percentile(steps, 25))):
+    at = np.arange(span - 1, len(profile) - span)
+    steps = np.zeros(len(profile) - 1)
+    steps[at] = np.abs(sums[at + 1 + span] - 2 * sums[at + 1] + sums[at + 1 - span]).sum(axis=1) / span
+    return steps
+
+
+def _peak(steps: np.ndarray, near: int) -> float:
+    """Sub-pixel position of the step peak reached by climbing from index ``near``."""
+    i = near
+    while True:
+        higher = max((j for j in (i - 1, i + 1) if 0 <= j < len(steps)), key=lambda j: steps[j])
+        if steps[higher] <= steps[i]:
+            break
+        i = higher
+    a, b = steps[max(i - 1, 0)], steps[min(i + 1, len(steps) - 1)]
+    curvature = a - 2 * steps[i] + b
+    return i + 0.5 + (float(np.clip(0.5 * (a - b) / curvature, -0.5, 0.5)) if curvature < 0 else 0.0)
+
+
+def _edge_pair(profile: np.ndarray, centre: float, inner: float, reach: float, span: int) -> tuple[float, float] | None:
+    """The innermost pair of strong colour steps at the same distance (within a pixel) either
+    side of ``centre``, between ``inner`` and ``inner + reach`` pixels from it: the box's
+    edges, which frame the centred pieces.  A wall, a screen edge or moire on one side only
+    makes no pair.  Returns their sub-pixel positions, or None."""
+    steps = _steps(profile, span)
+    distances = np.arange(int(np.ceil(inner)), int(inner + reach) + 1)
+    lefts = np.round(centre - distances - 0.5).astype(int)
+    rights = np.round(centre + distances - 0.5).astype(int)
+    if lefts[-1] < 2 or rights[-1] > len(steps) - 3:
+        keep = (lefts >= 2) & (rights <= len(steps) - 3)
+        lefts, rights = lefts[keep], rights[keep]
+        if len(lefts) < 3:
+            return None
+    padded = np.maximum(np.maximum(steps[:-2], steps[1:-1]), steps[2:])  # padded[i - 1]: max near i
+    pair = np.minimum(padded[lefts - 1], padded[rights - 1])
+    window = np.concatenate([steps[lefts[-1] : lefts[0] + 1], steps[rights[0] : rights[-1] + 1]])
+    strong = pair >= max(_MIN_EDGE_STEP, _EDGE_OVER_NOISE * float(np.percentile(window, 25)))
+    if not strong.any():
         return None
-    order = range(len(steps)) if step > 0 else range(len(steps) - 1, -1, -1)
-    for i in order:
-        left = steps[i - 1] if i > 0 else -np.inf
-        right = steps[i + 1] if i + 1 < len(steps) else -np.inf
-        if steps[i] >= 0.5 * strongest and steps[i] >= left and steps[i] >= right:
-            a = steps[i - 1] if i > 0 else steps[i]
-            b = steps[i + 1] if i + 1 < len(steps) else steps[i]
-            curvature = a - 2 * steps[i] + b
-            offset = 0.5 * (a - b) / curvature if curvature < 0 else 0.0
-            return lo + i + 0.5 + float(np.clip(offset, -0.5, 0.5))
-    return None
+    # the inner edge of a border comes before its outer edge, which pairs up as well
+    first = int(np.flatnonzero(strong & (pair >= 0.5 * pair[strong].max()))[0])
+    return _peak(steps, int(lefts[first])), _peak(steps, int(rights[first]))
 
 
 def _box_around(mean: np.ndarray, blob: tuple[int, int, int, int], well_scale: int) -> np.ndarray:
     """The box (left, top, right, bottom canvas coordinates of its inner edges) around the area
-    ``blob`` (x0, y0, x1, y1 inclusive) the pieces sweep: the first steps beyond the pieces on
-    all four sides when they frame the pieces' centre, else the borderless box."""
+    ``blob`` (x0, y0, x1, y1 inclusive) the pieces sweep: pairs of edges framing the pieces
+    across and down, else the borderless box."""
     x0, y0, x1, y1 = blob
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     width, height = x1 - x0 + 1, y1 - y0 + 1
     pitch = height if width >= 3 * height else height / 2  # only I pieces seen: one cell high
     if abs(pitch - well_scale) <= _SAME_PITCH * well_scale:
         pitch = float(well_scale)
-    gap, reach = max(1, round(0.2 * pitch)), round(_BORDER_REACH * pitch)
+    gap, reach, span = 0.2 * pitch, _BORDER_REACH * pitch, max(1, round(_EDGE_SPAN * pitch))
     # profiles averaged across the whole sweep: noise and slanted moire average out
-    across = mean[y0 : y1 + 1].mean(axis=0)
-    down = mean[:, x0 : x1 + 1].mean(axis=1)
-    span = max(1, round(_EDGE_SPAN * pitch))
-    edges = (
-        _first_edge(across, x0 - gap, x0 - gap - reach, span),
-        _first_edge(down, y0 - gap, y0 - gap - reach, span),
-        _first_edge(across, x1 + gap, x1 + gap + reach, span),
-        _first_edge(down, y1 + gap, y1 + gap + reach, span),
-    )
-    if all(e is not None for e in edges):
-        left, top, right, bottom = edges
-        if abs((left + right) / 2 - cx) <= pitch / 2 and abs((top + bottom) / 2 - cy) <= pitch / 2:
-            return np.array([left, top, right, bottom])
+    across = _edge_pair(mean[y0 : y1 + 1].mean(axis=0), cx, width / 2 + gap, reach, span)
+    down = _edge_pair(mean[:, x0 : x1 + 1].mean(axis=1), cy, height / 2 + gap, reach, span)
+    if across is not None and down is not None:
+        return np.array([across[0], down[0], across[1], down[1]])
     half_w, half_h = _BORDERLESS_CELLS[0] * pitch / 2, _BORDERLESS_CELLS[1] * pitch / 2
-    # blob extents are pixel centres: the pieces' edges lie half a pixel further out
     return np.array([cx - half_w, cy - half_h, cx + half_w, cy + half_h])
 
 
@@ -510,10 +527,16 @@ def _change_blobs(canvases: np.ndarray, canvas: _Canvas, cols: int, rows: int) -
         (lo_w, hi_w), (lo_h, hi_h) = _BLOB_CELLS
         if not (lo_w * s <= w <= hi_w * s and lo_h * s <= h <= hi_h * s):
             continue
-        ys, xs = np.nonzero(moving[y : y + h, x : x + w] & (labels[y : y + h, x : x + w] == k))
-        if len(xs) < s * s // 2:
+        blob = moving[y : y + h, x : x + w] & (labels[y : y + h, x : x + w] == k)
+        area = int(blob.sum())
+        if area < s * s // 2:
             continue
-        found.append((len(xs), (x + int(xs.min()), y + int(ys.min()), x + int(xs.max()), y + int(ys.max()))))
+        # the extent of rows and columns with a real share of the change: a few stray pixels
+        # (compression, noise) must not stretch the pieces' sweep
+        per_row, per_column = blob.sum(axis=1), blob.sum(axis=0)
+        ys = np.flatnonzero(per_row >= _STRAY_FRACTION * per_row.max())
+        xs = np.flatnonzero(per_column >= _STRAY_FRACTION * per_column.max())
+        found.append((area, (x + int(xs[0]), y + int(ys[0]), x + int(xs[-1]), y + int(ys[-1]))))
     return [blob for _, blob in sorted(found, reverse=True)[:_CANDIDATES]]
 
 
