@@ -152,18 +152,35 @@ def _collapsed(board: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.vstack([kept, np.zeros((len(rows), board.shape[1]), dtype=bool)])
 
 
+def _partial_shapes() -> dict[Cells, list[tuple[int, int]]]:
+    """What shows of each tetromino partly above the top row -> how far the whole piece reaches
+    left and right of what shows.  Shapes are keyed by (x from the leftmost shown cell, rows
+    down from the top row)."""
+    shapes: dict[Cells, list[tuple[int, int]]] = {}
+    for table in ORIENTATIONS.values():
+        for offsets in table:
+            for above in range(1, PIECE_CELLS):  # rows of the piece's span hidden above the top row
+                top = max(dy for _, dy in offsets)
+                shown = [(dx, dy) for dx, dy in offsets if dy <= top - above]
+                if not shown or len(shown) == PIECE_CELLS:
+                    continue
+                left, highest = min(dx for dx, _ in shown), max(dy for _, dy in shown)
+                key = frozenset((dx - left, highest - dy) for dx, dy in shown)
+                reach = (left - min(dx for dx, _ in offsets), max(dx for dx, _ in offsets) - left)
+                shapes.setdefault(key, []).append(reach)
+    return shapes
+
+
+_PARTIAL_SHAPES = _partial_shapes()
+
+
 def _entering(cells: Cells, rows: int, cols: int) -> bool:
     """True when 1..3 ``cells`` are what shows of a tetromino partly above the top row."""
     if not 0 < len(cells) < PIECE_CELLS or max(y for _, y in cells) != rows:
         return False
-    for table in ORIENTATIONS.values():
-        for offsets in table:
-            for ox in range(1, cols + 1):
-                for oy in range(rows - 1, rows + 4):
-                    placed = [(ox + dx, oy + dy) for dx, dy in offsets]
-                    if all(1 <= x <= cols for x, _ in placed) and frozenset(c for c in placed if c[1] <= rows) == cells:
-                        return True
-    return False
+    left = min(x for x, _ in cells)
+    reaches = _PARTIAL_SHAPES.get(frozenset((x - left, rows - y) for x, y in cells), [])
+    return any(left - to_left >= 1 and left + to_right <= cols for to_left, to_right in reaches)
 
 
 def _entering_part(board: np.ndarray) -> np.ndarray:
@@ -178,21 +195,21 @@ def _completing_locks(stack: np.ndarray, names: str) -> Iterator[tuple[str, Cell
     """Every place a piece of one of ``names`` can rest on ``stack`` filling the last gaps of a row."""
     rows, cols = stack.shape
     missing = (~stack).sum(axis=1)
-    gaps = [(int(x) + 1, int(y) + 1) for y in np.flatnonzero((missing > 0) & (missing <= PIECE_CELLS)) for x in np.flatnonzero(~stack[y])]
-    tried: set[Cells] = set()
+    oy, ox = np.mgrid[1 : rows + 1, 1 : cols + 1]  # every origin on the board
     for name in names:
         for offsets in ORIENTATIONS[name]:
-            for gx, gy in gaps:
-                for ax, ay in offsets:  # the piece cell that fills this gap
-                    placed = frozenset((gx - ax + dx, gy - ay + dy) for dx, dy in offsets)
-                    if placed in tried:
-                        continue
-                    tried.add(placed)
-                    if not all(1 <= x <= cols and 1 <= y <= rows and not stack[y - 1, x - 1] for x, y in placed):
-                        continue
-                    resting = any(y == 1 or stack[y - 2, x - 1] for x, y in placed)
-                    if resting and any(sum(1 for _, py in placed if py == y) == missing[y - 1] for _, y in placed):
-                        yield name, placed
+            fits, rests, completes = np.ones_like(stack), np.zeros_like(stack), np.zeros_like(stack)
+            for dx, dy in offsets:
+                x, y = ox + dx, oy + dy
+                inside = (x >= 1) & (x <= cols) & (y >= 1) & (y <= rows)
+                xi, yi = np.clip(x, 1, cols) - 1, np.clip(y, 1, rows) - 1
+                fits &= inside & ~stack[yi, xi]
+                rests |= inside & ((y == 1) | stack[np.maximum(yi - 1, 0), xi])
+            for dy in {dy for _, dy in offsets}:  # a row whose gaps are exactly the piece's cells in it
+                y = oy + dy
+                completes |= (y >= 1) & (y <= rows) & (missing[np.clip(y, 1, rows) - 1] == sum(1 for _, d in offsets if d == dy))
+            for y0, x0 in zip(*np.nonzero(fits & rests & completes)):
+                yield name, frozenset((int(x0) + 1 + dx, int(y0) + 1 + dy) for dx, dy in offsets)
 
 
 def _sorted(cells: Cells) -> tuple[tuple[int, int], ...]:
