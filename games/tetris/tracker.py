@@ -63,7 +63,7 @@ with a hold key (a piece swapped for another at the top is unsure until the stac
 Measured: the unit tests drive it with real engine play through a real ``BoardFilter`` (clean
 boards, no camera); on 80 random games (40 with pieces spawning above the well, half without lock
 frames) it reported exactly the engine's events, or, above the well, one spawn for each piece that
-came into view.  On filmed play (``gamerigctl bench vision --frames 1100``, seeds 0 to 8) it made
+came into view.  On filmed play (``gamerigctl bench vision --frames 1100``, seeds 0 to 9) it made
 no false spawn; the misses left come from frames recognition refuses (every frame of a scene with
 a few cells read without confidence gives the filter nothing to commit).  Pure: timestamps come
 with the frames, no clocks, no I/O.
