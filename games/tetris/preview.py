@@ -367,10 +367,10 @@ def learn_preview(frames: Sequence[np.ndarray] | np.ndarray, corners: np.ndarray
 
 #: Well cells searched beside the well (each side), above it and below it for the box.
 _SEARCH_CELLS = (12, 6, 2)
-#: Temporal change (standard deviation, levels) a pixel needs to count as changing, at least,
-#: and in multiples of the typical pixel's (sensor noise, compression).
-_MIN_CHANGE = 12.0
-_CHANGE_OVER_NOISE = 6.0
+#: Temporal change (levels) a pixel needs to count as changing, at least, and in multiples of
+#: the typical pixel's (sensor noise, compression).
+_MIN_CHANGE = 24.0
+_CHANGE_OVER_NOISE = 5.0
 #: Size range (well cells) of the area the pieces in a preview sweep over.
 _BLOB_CELLS = ((1.0, 7.0), (0.7, 6.0))
 #: Rows and columns of a change blob with less than this fraction of its busiest one's
@@ -404,9 +404,6 @@ class _Canvas:
     size: tuple[int, int]  # width, height
     scale: int
     origin: tuple[float, float]
-
-    def to_cells(self, u: float, v: float) -> tuple[float, float]:
-        return (u + 0.5) / self.scale + self.origin[0], (v + 0.5) / self.scale + self.origin[1]
 
     def frame_points(self, canvas_points: np.ndarray) -> np.ndarray:
         pts = np.asarray(canvas_points, dtype=np.float64).reshape(-1, 1, 2)
@@ -510,10 +507,12 @@ def _steady_rows(frames: list[np.ndarray]) -> list[np.ndarray]:
     return [f.astype(np.float32) / g[:, None, None] for f, g in zip(frames, gains)]
 
 
-def _change_blobs(canvases: np.ndarray, canvas: _Canvas, cols: int, rows: int) -> list[tuple[int, int, int, int]]:
+def _change_blobs(canvases: np.ndarray, mean: np.ndarray, canvas: _Canvas, cols: int, rows: int) -> list[tuple[int, int, int, int]]:
     """Bounding boxes (x0, y0, x1, y1 canvas pixels) of the areas outside the well that change
-    between frames and are the size of what a preview's pieces sweep, most change first."""
-    change = canvases.std(axis=0).max(axis=2)
+    between frames and are the size of what a preview's pieces sweep, most change first.  A
+    pixel's change is its largest departure from its mean: a piece seen once among a dozen
+    frames counts in full (a standard deviation would shrink it to a third)."""
+    change = np.abs(canvases - mean).max(axis=(0, 3))
     s = canvas.scale
     wx0, wy0 = (np.array([-0.5, -0.5]) - canvas.origin) * s
     wx1, wy1 = (np.array([cols + 0.5, rows + 0.5]) - canvas.origin) * s
@@ -555,8 +554,8 @@ def find_preview(frames: Sequence[np.ndarray], well_corners: np.ndarray, cols: i
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
     canvases = np.stack([cv2.warpPerspective(f, canvas.to_frame, canvas.size, flags=flags) for f in _steady_rows(shots)])
     mean = canvases.mean(axis=0)
-    best: tuple[int, np.ndarray] | None = None
-    for blob in _change_blobs(canvases, canvas, cols, rows):
+    best: tuple[tuple[int, int], np.ndarray] | None = None
+    for blob in _change_blobs(canvases, mean, canvas, cols, rows):
         left, top, right, bottom = _box_around(mean, blob, canvas.scale)
         corners = canvas.frame_points(np.array([[left, top], [right, top], [right, bottom], [left, bottom]])).astype(np.float32)
         try:
@@ -565,6 +564,8 @@ def find_preview(frames: Sequence[np.ndarray], well_corners: np.ndarray, cols: i
             continue
         pieces = [read_preview(f, calibration).piece for f in shots]
         read = [p for p in pieces if p is not None]
-        if len(read) >= _MIN_READ_FRACTION * len(shots) and len(set(read)) >= 2 and (best is None or len(read) > best[0]):
-            best = (len(read), corners)
+        # a counter's digits may pass for a piece now and then; the preview shows many pieces
+        rank = (len(set(read)), len(read))
+        if len(read) >= _MIN_READ_FRACTION * len(shots) and rank[0] >= 2 and (best is None or rank > best[0]):
+            best = (rank, corners)
     return None if best is None else best[1]
