@@ -37,12 +37,25 @@ _SAMPLES_PER_CELL = 3  # points per cell along each lattice line
 _MIN_WELL_HEIGHT = 0.3  # fraction of the frame height
 _ANGLE_RANGE_DEG = 8.0  # the camera's tilt that the deskew looks for
 _REFINE_STEPS_PX = (4.0, 2.0, 1.0, 0.5, 0.25)  # corner moves of the local search, coarse to fine
-_SHIFT_STEPS_PX = (1.0, 0.5, 0.25)  # the same after a whole-cell move
+_MAX_SHIFT_CELLS = 2  # whole-cell moves of the best fit that are tried
+_SHIFTS_REFITTED = 3  # the most promising of them, refitted
 _CANDIDATES = 3  # coarse lattices refined in full; the best refined one wins
+_FIT_SAMPLES = 3  # points per cell along a line piece when measuring where the line runs
+_PROFILE_HALF_STEPS = 6  # profile points on each side of a line
+_FIT_REACH_CELLS = (0.45, 0.3, 0.2)  # how far across a line its edge is looked for, per round
+_ROBUST_ROUNDS = 3
+_ROBUST_SCALE_PX = 1.0
+_PRIOR_WEIGHT = 0.5
+_FAINT = 0.0  # line pieces below this fraction of the strong ones' evidence are ignored
+_SCORE_REACH_CELLS = 0.45
+_ON_LINE_CELLS = 0.1
+_CLEAR_EDGE = 0.2  # the previous corners' weight, in average line pieces
 _EDGE_CEILING_PERCENTILE = 97.0  # gradients above this percentile of the frame's count as equal
 #: Cost of a cell aspect error e (height / width - 1): this times log(1 + e) squared, in cells
 #: of full-contrast lattice line (1% costs 0.02 cell).
 _SQUARE_CELL_WEIGHT = 200.0
+#: Extra weight of the well's bottom line, in lattice lines (see ``_score``).
+_FLOOR_WEIGHT = 4.0
 
 
 @dataclass(frozen=True)
@@ -126,12 +139,17 @@ def _score(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows:
 
     def profiles(img_v: np.ndarray, img_h: np.ndarray, pts: np.ndarray, n_v: int, n_h: int) -> tuple[np.ndarray, np.ndarray]:
         split = n_v * (rows + 2) * s
-        v = cv2.remap(img_v, pts[None, :split, 0], pts[None, :split, 1], cv2.INTER_LINEAR).reshape(n_v, rows + 2, s).mean(axis=(0, 2))
-        h = cv2.remap(img_h, pts[None, split:, 0], pts[None, split:, 1], cv2.INTER_LINEAR).reshape(n_h, cols + 2, s).mean(axis=(0, 2))
-        return v, h  # mean gradient per cell step along the lines, the outer two are beyond the well
+        v = cv2.remap(img_v, pts[None, :split, 0], pts[None, :split, 1], cv2.INTER_LINEAR).reshape(n_v, rows + 2, s).mean(axis=2)
+        h = cv2.remap(img_h, pts[None, split:, 0], pts[None, split:, 1], cv2.INTER_LINEAR).reshape(n_h, cols + 2, s).mean(axis=2)
+        return v, h  # mean gradient per line and cell step along it, the outer two steps beyond the well
 
-    on_v, on_h = profiles(gx, gy, on, cols + 1, rows + 1)
-    off_v, off_h = profiles(gx, gy, off, cols, rows)
+    on_v_lines, on_h_lines = profiles(gx, gy, on, cols + 1, rows + 1)
+    off_v_lines, off_h_lines = profiles(gx, gy, off, cols, rows)
+    on_v, on_h, off_v, off_h = (a.mean(axis=0) for a in (on_v_lines, on_h_lines, off_v_lines, off_h_lines))
+    # the stack rests on the floor: in a frame of play the bottom line is an edge that ends at
+    # the walls, so a well shifted down into empty space (or onto the screen's edge) loses it
+    bottom = on_h_lines[-1]
+    floor = _FLOOR_WEIGHT * cols / (rows + 1) * (bottom[1:-1].mean() - off_h_lines[-1, 1:-1].mean() - max(bottom[0], bottom[-1]))
     # summed along the lines (in cells), not averaged: a well is not made better by leaving
     # out its empty rows
     inside = (on_v[1:-1] - off_v[1:-1]).sum() + (on_h[1:-1] - off_h[1:-1]).sum()
@@ -142,7 +160,7 @@ def _score(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows:
     width = np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])
     height = np.linalg.norm(corners[3] - corners[0]) + np.linalg.norm(corners[2] - corners[1])
     squareness = _SQUARE_CELL_WEIGHT * np.log(height * cols / (width * rows + 1e-9) + 1e-9) ** 2
-    return float(inside - beyond - squareness), float((lattice - between) / (lattice + between + 1e-6))
+    return float(inside + floor - beyond - squareness), float((lattice - between) / (lattice + between + 1e-6))
 
 
 def _refine(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, steps: tuple[float, ...] = _REFINE_STEPS_PX) -> WellFit:
@@ -161,6 +179,165 @@ def _refine(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows
                     if s > best_score + 1e-9:
                         best, best_score, improved = trial, s, True
     return WellFit(corners=best.astype(np.float32), score=_score(gx, gy, best, cols, rows)[1])
+
+
+def _homography(corners: np.ndarray, cols: int, rows: int) -> np.ndarray:
+    """The map from cell units (x right, y down, the well spanning [0, cols] x [0, rows]) to the frame."""
+    square = np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], dtype=np.float32)
+    return cv2.getPerspectiveTransform(square, np.asarray(corners, dtype=np.float32))
+
+
+def _apply(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    return cv2.perspectiveTransform(np.asarray(pts, dtype=np.float64).reshape(-1, 1, 2), h).reshape(-1, 2)
+
+
+def _edge_measurements(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each lattice line really runs, one cell of line at a time.
+
+    Across every cell-long piece of every lattice line, the gradient is profiled within
+    ``reach`` cells; its peak gives a measured frame point for the piece's middle and its
+    height above the gradient half a cell to either side gives the weight.  The top line is
+    also measured one cell beyond each end, where walls end.  Returns (cell-unit points,
+    frame points, weights N x 2, offsets in cells from the line): a vertical line's piece is
+    measured in x only, a horizontal one's in y only.
+    """
+    h = _homography(corners, cols, rows)
+    offsets = np.linspace(-reach, reach, 2 * _PROFILE_HALF_STEPS + 1)
+    along_in_cell = (np.arange(_FIT_SAMPLES) + 0.5) / _FIT_SAMPLES
+    found_q, found_p, found_w, found_off = [], [], [], []
+    families = (
+        (gx, [(float(i), np.arange(rows)) for i in range(cols + 1)], True),
+        (gy, [(float(j), np.arange(-1, cols + 1) if j == 0 else np.arange(cols)) for j in range(rows + 1)], False),
+    )
+    for img, lines, vertical in families:
+        for at, cells in lines:
+            along = (cells[:, None] + along_in_cell[None, :]).ravel()  # (cells * samples)
+            across = np.concatenate([at + offsets, [at - 0.5, at + 0.5]])  # profile, then half a cell to either side
+            a, b = np.meshgrid(across, along)  # (samples, offsets)
+            q = np.stack([a, b], axis=-1) if vertical else np.stack([b, a], axis=-1)
+            p = _apply(h, q.reshape(-1, 2)).astype(np.float32)
+            values = cv2.remap(img, p[None, :, 0], p[None, :, 1], cv2.INTER_LINEAR).reshape(len(cells), _FIT_SAMPLES, len(across)).mean(axis=1)
+            profile, before, after = values[:, : len(offsets)], values[:, -2], values[:, -1]
+            last = cols if vertical else rows
+            if at in (0, last):
+                # outside the well may be a wall's far edge: only the inside is a reference
+                beside = after if at == 0 else before
+                shift = _innermost_peak(profile, inward=1 if at == 0 else -1)
+            else:
+                beside = np.maximum(before, after)
+                low, high = profile.min(axis=1, keepdims=True), profile.max(axis=1, keepdims=True)
+                mass = np.maximum(0.0, profile - 0.5 * (low + high))
+                shift = (mass * np.arange(len(offsets))).sum(axis=1) / np.maximum(mass.sum(axis=1), 1e-9)
+            peak_at = at + offsets[0] + shift * (offsets[1] - offsets[0])
+            # a peak on the window's rim is the flank of something else, not this line
+            peak = np.argmax(profile, axis=1)
+            inside_window = (peak > 0) & (peak < len(offsets) - 1)
+            weight = np.where(inside_window, np.maximum(0.0, profile.max(axis=1) - beside), 0.0)
+            middle = cells + 0.5
+            measured_q = np.stack([np.full_like(middle, at), middle], axis=1) if vertical else np.stack([middle, np.full_like(middle, at)], axis=1)
+            moved_q = np.stack([peak_at, middle], axis=1) if vertical else np.stack([middle, peak_at], axis=1)
+            found_q.append(measured_q)
+            found_p.append(_apply(h, moved_q))
+            found_w.append(np.stack([weight, np.zeros_like(weight)] if vertical else [np.zeros_like(weight), weight], axis=1))
+            found_off.append(peak_at - at)
+    return np.concatenate(found_q), np.concatenate(found_p), np.concatenate(found_w), np.concatenate(found_off)
+
+
+def _innermost_peak(profile: np.ndarray, inward: int) -> np.ndarray:
+    """Per row of ``profile``, the position (in profile steps, sub-step by a parabola) of the
+    strongest-but-innermost peak: the first local maximum of at least half the row's maximum,
+    coming from the well's inside.  A wall has an inner and an outer edge; the well ends at
+    the inner one."""
+    steps = profile.shape[1]
+    order = profile[:, ::-1] if inward > 0 else profile  # walk from the inside outwards
+    strong = order >= 0.5 * order.max(axis=1, keepdims=True)
+    padded = np.pad(order, ((0, 0), (1, 1)), mode="edge")
+    local_max = (order >= padded[:, :-2]) & (order >= padded[:, 2:]) & strong
+    k = np.argmax(local_max, axis=1)
+    k = np.clip(k, 1, steps - 2)
+    rows = np.arange(len(order))
+    left, mid, right = order[rows, k - 1], order[rows, k], order[rows, k + 1]
+    curvature = left - 2 * mid + right
+    sub = np.where(curvature < -1e-9, 0.5 * (left - right) / np.where(curvature < -1e-9, curvature, -1.0), 0.0)
+    position = k + np.clip(sub, -0.5, 0.5)
+    return steps - 1 - position if inward > 0 else position
+
+
+def _lattice_agreement(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> float:
+    """How much of the edge evidence near the lattice lies on them: 0 for edges placed at
+    random (noise, a photo), 1 when every clear edge near a line is on it.
+
+    Clear edges (a profile peak ``_CLEAR_EDGE`` above its surroundings) are looked for within
+    ``_SCORE_REACH_CELLS`` of every line piece; the strength-weighted share within
+    ``_ON_LINE_CELLS`` of the line is rescaled so that chance scores 0, and scaled down when
+    fewer pieces than a quarter of the lattice show any clear edge."""
+    _, _, w, offset = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS)
+    strength = w.sum(axis=1)
+    clear = strength >= _CLEAR_EDGE
+    if not clear.any():
+        return 0.0
+    on_line = np.abs(offset) <= _ON_LINE_CELLS
+    share = float((strength * (clear & on_line)).sum() / strength[clear].sum())
+    chance = _ON_LINE_CELLS / _SCORE_REACH_CELLS
+    support = min(1.0, float((clear & on_line).sum()) / (0.25 * len(strength)))
+    return (share - chance) / (1.0 - chance) * support
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    order = np.argsort(values)
+    cumulative = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cumulative, 0.5 * cumulative[-1])])
+
+
+def _weighted_homography(src: np.ndarray, dst: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The homography taking ``src`` to ``dst`` by weighted direct linear transform (Hartley
+    normalised); ``weights`` (N x 2) weigh the x and the y equation of each point apart, so a
+    point measured only across a line constrains only that coordinate."""
+    both = weights.sum(axis=1)
+
+    def normaliser(pts: np.ndarray) -> np.ndarray:
+        centre = np.average(pts, axis=0, weights=both)
+        spread = np.sqrt(np.average(((pts - centre) ** 2).sum(axis=1), weights=both)) / np.sqrt(2) + 1e-9
+        return np.array([[1 / spread, 0, -centre[0] / spread], [0, 1 / spread, -centre[1] / spread], [0, 0, 1]])
+
+    ts, td = normaliser(src), normaliser(dst)
+    s = src @ ts[:2, :2].T + ts[:2, 2]
+    d = dst @ td[:2, :2].T + td[:2, 2]
+    n = len(s)
+    a = np.zeros((2 * n, 9))
+    a[0::2, 0:2], a[0::2, 2], a[0::2, 6:8], a[0::2, 8] = s, 1, -d[:, :1] * s, -d[:, 0]
+    a[1::2, 3:5], a[1::2, 5], a[1::2, 6:8], a[1::2, 8] = s, 1, -d[:, 1:] * s, -d[:, 1]
+    a *= np.sqrt(weights.reshape(-1))[:, None]
+    h = np.linalg.eigh(a.T @ a)[1][:, 0].reshape(3, 3)  # the null vector of the weighted system
+    h = np.linalg.inv(td) @ h @ ts
+    return h / h[2, 2]
+
+
+def _fit_lines(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> np.ndarray:
+    """Corners of the lattice fitted to the measured cell lines, from ``corners`` within about
+    a third of a cell: the edges found near each line are fitted by one homography, weighted
+    by their strength and robustly (a Cauchy weight on their distance from the fit).  The
+    previous corners enter as weak points too, so a part of the well without lines (empty
+    rows) follows the rest instead of running away."""
+    current = np.asarray(corners, dtype=np.float64)
+    square = np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], dtype=np.float64)
+    for reach in _FIT_REACH_CELLS:
+        q, p, w, _ = _edge_measurements(gx, gy, current, cols, rows, reach)
+        strength = w.sum(axis=1)
+        if strength.sum() <= 0:
+            return current
+        # faint pieces (texture, noise in empty rows) would outnumber the real lines
+        w = np.where(strength[:, None] >= _FAINT * np.percentile(strength, 95), w, 0.0)
+        strength = w.sum(axis=1)
+        prior = np.full((4, 2), _PRIOR_WEIGHT * strength.mean() * 4)
+        robust = np.ones_like(strength)
+        for _ in range(_ROBUST_ROUNDS):
+            h = _weighted_homography(np.vstack([q, square]), np.vstack([p, current]), np.vstack([w * robust[:, None], prior]))
+            residual = (np.abs(_apply(h, q) - p) * (w > 0)).sum(axis=1)  # across the line only
+            scale = max(_ROBUST_SCALE_PX, 2.0 * _weighted_median(residual, strength))
+            robust = 1.0 / (1.0 + (residual / scale) ** 2)
+        current = _apply(h, square)
+    return current
 
 
 def _comb_search(gx: np.ndarray, gy: np.ndarray, cols: int, rows: int) -> list[tuple[float, float, float, float]]:
@@ -206,20 +383,25 @@ def _distinct_best(found: list[tuple[float, float, float, float]], count: int) -
     return kept
 
 
-def _settle_cell_shift(gx: np.ndarray, gy: np.ndarray, fit: WellFit, cols: int, rows: int) -> WellFit:
-    """Move ``fit`` a cell at a time in any direction, refining each move, while that adds
-    evidence: local search alone cannot cross the dips between whole-cell shifts."""
-    evidence = _score(gx, gy, fit.corners, cols, rows)[0]
-    for _ in range(max(cols, rows)):
-        c = fit.corners.astype(np.float64)
-        step_x = (c[1] - c[0] + c[2] - c[3]) / (2 * cols)
-        step_y = (c[3] - c[0] + c[2] - c[1]) / (2 * rows)
-        moved = [_refine(gx, gy, c + m, cols, rows, _SHIFT_STEPS_PX) for m in (step_x, -step_x, step_y, -step_y)]
-        scores = [_score(gx, gy, f.corners, cols, rows)[0] for f in moved]
-        if max(scores) <= evidence:
-            return fit
-        fit, evidence = moved[int(np.argmax(scores))], max(scores)
-    return fit
+def _settle_cell_shift(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> np.ndarray:
+    """Try ``corners`` moved by up to ``_MAX_SHIFT_CELLS`` whole cells in x and y, and with one
+    edge moved by whole cells: the most
+    promising moves (by evidence before refitting) are refitted and the best fit kept.  Local
+    fitting cannot cross the dips between whole-cell shifts."""
+    c = np.asarray(corners, dtype=np.float64)
+    step_x = (c[1] - c[0] + c[2] - c[3]) / (2 * cols)
+    step_y = (c[3] - c[0] + c[2] - c[1]) / (2 * rows)
+    reach = range(-_MAX_SHIFT_CELLS, _MAX_SHIFT_CELLS + 1)
+    moves = [c + i * step_x + j * step_y for i in reach for j in reach if (i, j) != (0, 0)]
+    # a lattice a cell too long or short (a wrong pitch locked on the neighbouring lines):
+    # move one edge alone
+    top, bottom, left, right = (np.array([[1, 1], [1, 1], [0, 0], [0, 0]]), np.array([[0, 0], [0, 0], [1, 1], [1, 1]]),
+                                np.array([[1, 1], [0, 0], [0, 0], [1, 1]]), np.array([[0, 0], [1, 1], [1, 1], [0, 0]]))
+    moves += [c + k * step_y * top for k in reach if k] + [c + k * step_y * bottom for k in (-1, 1)]
+    moves += [c + k * step_x * side for k in (-1, 1) for side in (left, right)]
+    promising = sorted(moves, key=lambda m: _score(gx, gy, m, cols, rows)[0], reverse=True)[:_SHIFTS_REFITTED]
+    fits = [c, *(_fit_lines(gx, gy, m, cols, rows) for m in promising)]
+    return max(fits, key=lambda f: _score(gx, gy, f, cols, rows)[0])
 
 
 def find_well(frame: np.ndarray, cols: int = 10, rows: int = 20) -> WellFit | None:
@@ -247,7 +429,9 @@ def find_well(frame: np.ndarray, cols: int = 10, rows: int = 20) -> WellFit | No
         fits.append(_refine(gx, gy, corners, cols, rows))
     if not fits:
         return None
-    fit = _settle_cell_shift(gx, gy, max(fits, key=lambda f: _score(gx, gy, f.corners, cols, rows)[0]), cols, rows)
+    best = max(fits, key=lambda f: _score(gx, gy, f.corners, cols, rows)[0])
+    corners = _settle_cell_shift(gx, gy, _fit_lines(gx, gy, best.corners, cols, rows), cols, rows)
+    fit = WellFit(corners=corners.astype(np.float32), score=_lattice_agreement(gx, gy, corners, cols, rows))
     return fit if fit.score >= MIN_SCORE else None
 
 
@@ -258,4 +442,5 @@ def refine_corners(frame: np.ndarray, corners: np.ndarray, cols: int = 10, rows:
     if rough.shape != (4, 2) or not np.all(np.isfinite(rough)):
         raise ValueError(f"corners must be 4 x 2 finite numbers (TL, TR, BR, BL), got shape {rough.shape}")
     gx, gy = _gradients(frame)
-    return _refine(gx, gy, rough, cols, rows)
+    fitted = _fit_lines(gx, gy, rough, cols, rows)
+    return WellFit(corners=fitted.astype(np.float32), score=_lattice_agreement(gx, gy, fitted, cols, rows))
