@@ -371,6 +371,8 @@ _SEARCH_CELLS = (12, 6, 2)
 #: the typical pixel's (sensor noise, compression).
 _MIN_CHANGE = 24.0
 _CHANGE_OVER_NOISE = 5.0
+#: Extra change needed per level of the mean image's gradient (levels per pixel) there.
+_CHANGE_PER_SLOPE = 0.25
 #: Size range (well cells) of the area the pieces in a preview sweep over.
 _BLOB_CELLS = ((1.0, 7.0), (0.7, 6.0))
 #: Rows and columns of a change blob with less than this fraction of its busiest one's
@@ -390,7 +392,7 @@ _EDGE_SPAN = 0.12
 #: Without a border, the box is this many piece cells around the pieces' centre.
 _BORDERLESS_CELLS = (5.0, 3.0)
 #: Preview cells within this fraction of the well's pitch are taken to be the well's size.
-_SAME_PITCH = 0.15
+_SAME_PITCH = 0.2
 #: The preview reads a piece in at least this fraction of the frames.
 _MIN_READ_FRACTION = 0.6
 
@@ -511,13 +513,19 @@ def _change_blobs(canvases: np.ndarray, mean: np.ndarray, canvas: _Canvas, cols:
     """Bounding boxes (x0, y0, x1, y1 canvas pixels) of the areas outside the well that change
     between frames and are the size of what a preview's pieces sweep, most change first.  A
     pixel's change is its largest departure from its mean: a piece seen once among a dozen
-    frames counts in full (a standard deviation would shrink it to a third)."""
+    frames counts in full (a standard deviation would shrink it to a third).  Static edges
+    (a box's border) flicker with noise and compression, so a pixel must change more the
+    steeper its mean image is there."""
     change = np.abs(canvases - mean).max(axis=(0, 3))
     s = canvas.scale
     wx0, wy0 = (np.array([-0.5, -0.5]) - canvas.origin) * s
     wx1, wy1 = (np.array([cols + 0.5, rows + 0.5]) - canvas.origin) * s
-    change[int(wy0) : int(np.ceil(wy1)), int(wx0) : int(np.ceil(wx1))] = 0.0
-    moving = change > max(_MIN_CHANGE, _CHANGE_OVER_NOISE * float(np.median(change)))
+    outside = np.ones(change.shape, dtype=bool)
+    outside[int(wy0) : int(np.ceil(wy1)), int(wx0) : int(np.ceil(wx1))] = False
+    # gradient per pixel step (a Sobel kernel sums 4 of them), steepest channel
+    slope = (np.abs(cv2.Sobel(mean, cv2.CV_32F, 1, 0)) + np.abs(cv2.Sobel(mean, cv2.CV_32F, 0, 1))).max(axis=2) / 4
+    floor = max(_MIN_CHANGE, _CHANGE_OVER_NOISE * float(np.median(change[outside])))
+    moving = outside & (change > floor + _CHANGE_PER_SLOPE * slope)
     closed = cv2.morphologyEx(moving.view(np.uint8), cv2.MORPH_CLOSE, np.ones((s // 2 + 1, s // 2 + 1), np.uint8))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
     found = []
@@ -532,9 +540,12 @@ def _change_blobs(canvases: np.ndarray, mean: np.ndarray, canvas: _Canvas, cols:
             continue
         # the extent of rows and columns with a real share of the change: a few stray pixels
         # (compression, noise) must not stretch the pieces' sweep
-        per_row, per_column = blob.sum(axis=1), blob.sum(axis=0)
+        per_row = blob.sum(axis=1)
         ys = np.flatnonzero(per_row >= _STRAY_FRACTION * per_row.max())
+        per_column = blob[ys[0] : ys[-1] + 1].sum(axis=0)
         xs = np.flatnonzero(per_column >= _STRAY_FRACTION * per_column.max())
+        per_row = blob[:, xs[0] : xs[-1] + 1].sum(axis=1)
+        ys = np.flatnonzero(per_row >= _STRAY_FRACTION * per_row.max())
         found.append((area, (x + int(xs[0]), y + int(ys[0]), x + int(xs[-1]), y + int(ys[-1]))))
     return [blob for _, blob in sorted(found, reverse=True)[:_CANDIDATES]]
 
