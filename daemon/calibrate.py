@@ -5,14 +5,9 @@ image file), takes their per-pixel median, and finds the well there: automatical
 (``calibration.find_well``), or by refining the operator's ``--corners`` / ``--rect``
 (``calibration.refine_corners``).  A fit under ``calibration.MIN_SCORE`` is refused.
 
-The operator shows an empty board (a new game).  Each cell's empty look is its median over
-the frames, so a piece falling through is outvoted.  A cell whose median stands out from a
-smooth fit of the well's empty look (more than twice recognition's fill threshold:
-vignetting is smooth, pieces are not) is learned from the frames where it looks like that
-fit, e.g. those before a piece landed on it; a cell that never does means the board was not
-empty, and the calibration is refused naming the cells.  Measured on filmed synthetic empty
-boards (11 skins, 4 cameras each) no cell stood out by more than 0.056 (the threshold is
-0.124), and every 3-row stack was caught.
+The operator shows an empty board (a new game); ``empty_look.learn_empty_well`` learns each
+cell's empty look even when a piece falls through or lands during the capture, and the
+calibration is refused, naming the cells, when the board was not empty.
 
 Piece colours are not learned here: a short capture does not show all seven pieces with known
 identities (the file keeps ``piece_colours: null``).  The preview box is found
@@ -46,7 +41,8 @@ from gamerig.games.tetris.annotate import annotate
 from gamerig.games.tetris.calibration import MIN_SCORE, WellFit, find_well, refine_corners
 from gamerig.games.tetris.preview import PreviewCalibration, find_preview, learn_preview
 from gamerig.games.tetris.recheck import CalibrationMonitor
-from gamerig.games.tetris.recognition import FILL_THRESHOLD, GridCalibration, learn_empty, observe
+from gamerig.games.tetris.empty_look import BoardNotEmpty, learn_empty_well
+from gamerig.games.tetris.recognition import GridCalibration, observe
 from gamerig.hardware.frames.source import FrameTimeout, SourceEnded
 from gamerig.hardware.frames.urls import open_source
 
@@ -59,10 +55,6 @@ FAILED = 1
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
 #: Seconds to wait for each frame from the source.
 READ_TIMEOUT_S = 5.0
-#: A cell of the learned empty well this far (relative colour distance) from the smooth fit is
-#: not empty: twice recognition's fill threshold, twice the worst empty cell measured.
-STANDS_OUT = 2 * FILL_THRESHOLD
-_DARK_FLOOR = 150.0  # as recognition: dark wells must not turn noise into large distances
 
 
 class CalibrationFailed(Exception):
@@ -162,48 +154,6 @@ def grab_frames(source: str, count: int, every_s: float = 0.0) -> list[np.ndarra
     return frames
 
 
-def _relative_distance(colours: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(colours - reference, axis=-1) / (np.linalg.norm(reference, axis=-1) + _DARK_FLOOR)
-
-
-def _smooth_fit(empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A smooth (quadratic) fit of the well's empty look, refitted without the cells far from
-    it so a stack cannot bend it, and each cell's relative distance from it: (rows x cols x 3,
-    rows x cols), top row first."""
-    rows, cols = empty.shape[0] - 2, empty.shape[1] - 2
-    well = empty[1:-1, 1:-1].reshape(-1, 3).astype(np.float64)
-    v, u = np.mgrid[0:rows, 0:cols]
-    u, v = (2 * u.ravel() + 1) / cols - 1, (2 * v.ravel() + 1) / rows - 1
-    design = np.stack([np.ones_like(u), u, v, u * u, v * v, u * v], axis=1)
-    keep = np.ones(len(u), dtype=bool)
-    for _ in range(3):
-        coefficients, *_ = np.linalg.lstsq(design[keep], well[keep], rcond=None)
-        fit = design @ coefficients
-        distance = _relative_distance(well, fit)
-        keep = distance < FILL_THRESHOLD
-    return fit.reshape(rows, cols, 3), distance.reshape(rows, cols)
-
-
-def learn_empty_well(frames: Sequence[np.ndarray], corners: np.ndarray, cols: int, rows: int) -> GridCalibration:
-    """Each cell's median look over the frames; a cell that stands out from the well's smooth
-    empty look is learned from the frames where it looks empty; refused when some cell never does."""
-    looks = np.stack([learn_empty([f], corners, cols, rows).empty for f in frames])
-    empty = np.median(looks, axis=0)
-    expected, distance = _smooth_fit(empty)
-    for y, x in zip(*np.nonzero(distance > STANDS_OUT)):
-        empty_here = _relative_distance(looks[:, y + 1, x + 1], expected[y, x]) <= STANDS_OUT
-        if empty_here.any():
-            empty[y + 1, x + 1] = np.median(looks[empty_here, y + 1, x + 1], axis=0)
-    odd = _smooth_fit(empty)[1] > STANDS_OUT
-    if odd.any():
-        cells = ", ".join(f"({x + 1}, {rows - y})" for y, x in zip(*np.nonzero(odd)))
-        raise CalibrationFailed(
-            f"the board is not empty: {int(odd.sum())} cells look filled in every frame (x, y from the bottom"
-            f" left: {cells}); show an empty board (start a new game) and calibrate again"
-        )
-    return GridCalibration(np.asarray(corners, dtype=np.float32), cols, rows, empty.astype(np.float32))
-
-
 def fit_well(frame: np.ndarray, rough: np.ndarray | None, cols: int, rows: int) -> WellFit:
     """The well found (rough None) or refined from the operator's corners; refused under MIN_SCORE."""
     height, width = frame.shape[:2]
@@ -241,7 +191,10 @@ def calibrate(args: argparse.Namespace) -> Result:
     median = np.median(np.stack(frames), axis=0).astype(np.uint8)
     rough = args.corners if args.corners is not None else args.rect
     fit = fit_well(median, rough, args.cols, args.rows)
-    well = learn_empty_well(frames, fit.corners, args.cols, args.rows)
+    try:
+        well = learn_empty_well(frames, fit.corners, args.cols, args.rows)
+    except BoardNotEmpty as exc:
+        raise CalibrationFailed(str(exc)) from None
     preview = find_preview_box(frames, well)
     yaml_path = Path(args.out) if args.out else calibration_store.default_path()
     png_path = Path(args.png) if args.png else yaml_path.with_suffix(".png")

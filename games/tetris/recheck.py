@@ -39,7 +39,7 @@ from typing import Literal
 import cv2
 import numpy as np
 
-from .recognition import GridCalibration, Observation
+from .recognition import SURROUNDINGS_CHANGED, GridCalibration, Observation
 
 #: Largest camera shift, in pixels, that is measured; a larger jump reads as "lost".
 SEARCH_PX = 16
@@ -59,8 +59,6 @@ MIN_MATCH = 0.5
 #: has no texture to locate it by (measured: 0.009-0.012 across the gradient of
 #: ``gradient_open``, at least 0.018 on the skins where the match works).
 MIN_SELF_CONTRAST = 0.015
-#: What ``observe`` says when the ring around the well changed (counted as a hint).
-SURROUNDINGS_CHANGED = "surroundings of the well changed"
 
 State = Literal["ok", "moved", "lost", "blind"]
 

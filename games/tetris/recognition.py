@@ -39,6 +39,8 @@ MAX_AMBIGUOUS_FRACTION = 0.08
 #: a tenth of a cell already does this where the well has a border.
 RING_CHANGE = 0.035
 RING_CHANGED_FRACTION = 0.1
+#: What an observation's reason says when that happens (the calibration monitor counts these).
+SURROUNDINGS_CHANGED = "surroundings of the well changed"
 #: A frame whose cells and ring vary less than this fraction of what the empty board varied
 #: has no picture in it (black, blank, frozen on a flat field).
 MIN_CONTRAST_FRACTION = 0.25
@@ -157,7 +159,9 @@ def learn_piece_colours(calibration: GridCalibration, samples: Sequence[tuple[np
     return GridCalibration(calibration.corners, calibration.cols, calibration.rows, calibration.empty, colours)
 
 
-def _relative_distance(colours: np.ndarray, reference: np.ndarray) -> np.ndarray:
+def relative_distance(colours: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Colour distance (over the last axis) relative to the reference's brightness, the
+    measure every "does this look empty" decision uses."""
     return np.linalg.norm(colours - reference, axis=-1) / (np.linalg.norm(reference, axis=-1) + _DARK_FLOOR)
 
 
@@ -177,10 +181,10 @@ def observe(frame: np.ndarray, calibration: GridCalibration) -> Observation:
     # per-channel gain from the ring, which play never changes: exposure and white-balance drift
     gain = np.median(means[ring] / np.maximum(cal.empty[ring], 1.0), axis=0)
     means /= np.maximum(gain, 1e-3)
-    if np.mean(_relative_distance(means[ring], cal.empty[ring]) > RING_CHANGE) > RING_CHANGED_FRACTION:
-        return _invalid("the surroundings of the well changed: not the calibrated screen, or the camera moved", cal.rows, cal.cols)
+    if np.mean(relative_distance(means[ring], cal.empty[ring]) > RING_CHANGE) > RING_CHANGED_FRACTION:
+        return _invalid(f"the {SURROUNDINGS_CHANGED}: not the calibrated screen, or the camera moved", cal.rows, cal.cols)
     well = means[-2:0:-1, 1:-1]  # bottom row first
-    distance = _relative_distance(well, cal.empty[-2:0:-1, 1:-1])
+    distance = relative_distance(well, cal.empty[-2:0:-1, 1:-1])
     filled = distance > FILL_THRESHOLD
     ratio = distance / FILL_THRESHOLD
     # log2 of the ratio: 0 at the threshold, 1 at twice or half of it
