@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The benchmark's options."""
     parser.add_argument(
-        "--frames", type=int, default=2000, help="frames of play over all scenes, about 100 per scene (default 2000, about a minute)"
+        "--frames", type=int, default=2000, help="frames of play over all scenes, about 100 per scene (default 2000, under a minute)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the scenes, cameras and games (default 0)")
     parser.add_argument("--k", type=int, default=2, help="agreeing frames before the filter commits (default 2)")
