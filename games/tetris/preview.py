@@ -3,34 +3,56 @@
 Pure: numpy and OpenCV, no I/O, no clocks.  Frames are uint8 H x W x 3 BGR; corners are 4 x 2
 (TL TR BR BL) in OpenCV's pixel-centre convention, like ``recognition.GridCalibration``.
 
-Reading.  One ``cv2.remap`` samples the box at twice a small canonical size through its
-perspective and ``cv2.resize`` (INTER_AREA) averages that down to the canonical image.  Each
-pixel's colour distance from the box's empty look (after a gain taken from the box's edge,
-where no piece is ever drawn) says ink or fill.  The piece is named by its shape alone: the
-ink's bounding box must measure a whole tetromino at the piece cell pitch learned at
-calibration (the preview may draw smaller cells than the well, or centre pieces at half-cell
-offsets, so neither the well's pitch nor a grid is assumed), and cutting that bounding box
-into the tetromino's cells must give clearly inked cells exactly where the tetromino has
-them and clearly blank cells elsewhere.  Every orientation of every piece is a template, so
-a game that shows the next piece in another orientation is read too.  Anything else, an
-empty box, a box whose edge changed (another screen, a bumped camera), two matches, ink that
-does not measure a piece, gives no piece and a reason: the reader never guesses.
+Reading (``read_preview``, every frame).  One ``cv2.remap`` samples the box at twice a small
+canonical size (40 pixels across) through its perspective and ``cv2.resize`` (INTER_AREA)
+averages that down.  Per-row gains read off the box's left and right edges, where no piece is
+ever drawn, cancel exposure drift and a rolling shutter's flicker bands; then each pixel's
+colour distance from the box's empty look says ink or fill.  The piece is named by its shape
+alone: the ink's bounding box must measure a whole tetromino at the piece cell pitch learned
+at calibration (the preview may draw smaller cells than the well, or centre pieces at
+half-cell offsets, so neither the well's pitch nor a grid is assumed), and cutting that box
+into the tetromino's cells must give clearly inked cells exactly where the tetromino has them
+and clearly blank cells elsewhere.  Every orientation of every piece is a template, so a game
+that shows the next piece in another orientation is read too.  Anything else, an empty box,
+a box whose edge changed (another screen, a bumped camera), two matches, ink that does not
+measure a piece (a half-drawn box), gives no piece and a reason: the reader never guesses.
 
-Finding.  The box is what changes between frames of play outside the well: ``find_preview``
-takes several frames with different next pieces, rectifies the screen around the well
-through the well's own perspective (the screen is a plane), and takes each blob of change of
-roughly 1-7 x 1-6 well cells as a candidate.  The pieces are drawn centred in the box, so
-the blob's centre is the box's centre and its height is two piece cells.  Where a border or
-a change of fill surrounds the pieces on all four sides, its inner edges are the box; where
-nothing does, the box is taken as 5 x 3 piece cells around the centre, the smallest box
-holding every spawn shape with half a cell to spare.  A candidate is the preview only if
-``learn_preview`` on it then reads a piece in most frames, and at least two different ones.
-Counters (score, lines) change too but never read as tetrominoes.
+Learning (``learn_preview``).  The preview is almost never empty, so its empty look is the
+mean of frames on the box's edge ring, and inside it a smooth (bilinear) fit of that ring:
+the fill of every known game is one colour up to vignetting and gradients.  The ink threshold
+sits between the fill's noise and the pieces' contrast; the pitch is the median of the pieces
+read.  A textured or picture fill would show as ink and read as no piece (not a wrong one).
 
-Assumed: the box's empty interior is one colour up to a smooth shading (the fill of all known
-games); a textured or picture fill shows as ink and reads as no piece.
+Finding (``find_preview``).  The box is what changes between frames of play outside the well.
+It takes a dozen frames with different next pieces, rectifies the screen around the well
+through the well's own perspective (the screen is a plane), evens out each pixel row's gain
+(flicker, exposure), and takes each blob of change of roughly 1-7 x 1-6 well cells as a
+candidate.  The pieces are drawn centred in the box, so the blob's centre is the box's centre
+and its height is two piece cells.  Where colour steps frame the pieces in symmetric pairs
+across and down (a border, or a fill unlike the background), their inner edges are the box;
+where nothing does, the box is 5 x 3 piece cells around the centre, the smallest box holding
+every spawn shape with half a cell to spare.  A candidate is the preview only if
+``learn_preview`` on it reads a piece in most frames and at least two different pieces;
+counters (score, lines) change too but do not read as several tetrominoes.
 
-Measured state: see the end of this docstring (``measure`` numbers filled in below).
+Measured state (filmed synthetic play, each scene one skin and one ``CameraSettings.random``
+camera: 12 frames with random next pieces, random stacks, a falling piece and changing
+counters for ``find_preview`` and ``learn_preview`` on the corners found, then 40 fresh frames
+read; two seeds, 20 scenes per skin):
+
+* ``find_preview``: 159 of 160 boxes within 3 px of the truth (median under 0.5 px, worst of
+  the rest 1.1 px); the miss is a box the camera cut at the frame's top edge (4.6 px off,
+  still read right).  Held-out skins alone: handheld 20/20, pastel 20/20.  All 60 scenes of
+  skins without a preview (green_screen, gradient_open, held-out neon) give None.
+* ``read_preview``: 6400 of 6400 frames named right, 0 wrong, 0 unread (held out: handheld
+  800/800, pastel 800/800).  Under a rolling shutter's flicker (new phase every frame) and
+  +-10% exposure drift: 32 of 32 boxes found, 896/896 read right.  A black, grey, noise,
+  empty or half-drawn box gives None; a camera moved by 2-9 px gives None or the right piece.
+* Corners off by up to 3 px (random per corner): 0 wrong of 960 reads, 8 unread; at 5 px
+  ``learn_preview`` refuses some boxes (ValueError) and reads stay right or None.
+* Speed: ``read_preview`` about 0.09 ms per 640 x 480 frame on one core (timeit); thread CPU
+  time p50 0.13 ms, p99 0.37 ms while the machine's two cores were shared with other jobs.
+  ``find_preview`` takes about 0.3 s for 12 frames, ``learn_preview`` a few ms.
 """
 
 from __future__ import annotations
