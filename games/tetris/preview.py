@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .pieces import ORIENTATIONS, PIECE_NAMES
+from .pieces import ORIENTATIONS
 
 #: Canonical image width in pixels; the height follows the box's aspect.  A 5-cell box gets
 #: 8 pixels per cell: enough for a cell's shape, small enough to read in a few microseconds.
@@ -142,6 +142,7 @@ class PreviewCalibration:
 class PreviewReading:
     """The next piece shown in the box, or None with the reason it could not be named."""
 
+    #: A piece letter (one of ``pieces.PIECE_NAMES``), or None: no reading.
     piece: str | None
     #: 0..1: how clearly the inked and blank cells separate (0 when ``piece`` is None).
     confidence: float
