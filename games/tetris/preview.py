@@ -64,6 +64,7 @@ import cv2
 import numpy as np
 
 from .pieces import ORIENTATIONS
+from .recognition import relative_distance
 
 #: Canonical image width in pixels; the height follows the box's aspect.  A 5-cell box gets
 #: 8 pixels per cell: enough for a cell's shape, small enough to read in a few microseconds.
@@ -72,9 +73,6 @@ CANONICAL_WIDTH = 40
 _SUPERSAMPLE = 2
 #: Canonical pixels along the box's edge that no piece reaches (pieces keep half a cell away).
 RING_PX = 2
-#: Brightness added to the empty colour's norm before dividing (as in recognition): keeps a
-#: black box from turning sensor noise into large relative differences.
-_DARK_FLOOR = 150.0
 #: Added to both sides of a gain ratio so a black box gives a gain near 1, not noise over noise.
 _GAIN_FLOOR = 30.0
 #: Canonical rows over which the gain is averaged: flicker bands are wider, sensor noise is not.
@@ -114,8 +112,8 @@ class PreviewCalibration:
     #: ``cv2.remap`` maps of the canonical samples (derived from the corners and empty's shape).
     maps: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
     #: Derived: the ring as a uint8 mask, 0.5 / ``_sides`` of the empty box (for the gains),
-    #: and 1 / (norm of the empty colour + _DARK_FLOOR) per canonical pixel, which turns
-    #: colour distances relative.
+    #: and per canonical pixel the factor that turns a colour distance into
+    #: ``recognition.relative_distance``.
     ring: np.ndarray = field(init=False, repr=False, compare=False)
     halved_inverse_sides: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
     inverse_norm: np.ndarray = field(init=False, repr=False, compare=False)
@@ -135,7 +133,10 @@ class PreviewCalibration:
         ring = _ring_mask(empty.shape[0])
         object.__setattr__(self, "ring", ring)
         object.__setattr__(self, "halved_inverse_sides", tuple(0.5 / side for side in _sides(self.empty)))
-        object.__setattr__(self, "inverse_norm", 1.0 / (np.linalg.norm(self.empty, axis=-1) + _DARK_FLOOR))
+        # recognition's relative distance of a unit step from the empty colour: the factor
+        # that turns a colour distance into that measure
+        unit_step = self.empty + np.array([1.0, 0.0, 0.0], dtype=np.float32)
+        object.__setattr__(self, "inverse_norm", relative_distance(unit_step, self.empty).astype(np.float32))
 
 
 @dataclass(frozen=True)
@@ -184,10 +185,6 @@ def _ring_mask(height: int) -> np.ndarray:
     ring = np.ones((height, CANONICAL_WIDTH), dtype=np.uint8)
     ring[RING_PX:-RING_PX, RING_PX:-RING_PX] = 0
     return ring
-
-
-def _relative_distance(colours: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(colours - reference, axis=-1) / (np.linalg.norm(reference, axis=-1) + _DARK_FLOOR)
 
 
 def _smooth_fill(mean: np.ndarray) -> np.ndarray:
@@ -366,7 +363,7 @@ def learn_preview(frames: Sequence[np.ndarray] | np.ndarray, corners: np.ndarray
     halved_inverse_sides = tuple(0.5 / side for side in _sides(canonical.mean(axis=0)))
     canonical = np.stack([c / _row_gains(c, halved_inverse_sides) for c in canonical])
     empty = _smooth_fill(canonical.mean(axis=0))
-    distances = np.stack([_relative_distance(c, empty) for c in canonical])
+    distances = np.stack([relative_distance(c, empty) for c in canonical])
     inside = distances[:, RING_PX:-RING_PX, RING_PX:-RING_PX]
     # the fill's noise: the ring's tail, and inside, where pieces cover about a third at most, the
     # fill's upper part (moire and shading the smooth empty look leaves, show there)
