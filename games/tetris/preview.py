@@ -69,7 +69,7 @@ from .pieces import ORIENTATIONS
 from .recognition import relative_distance
 
 #: Canonical image width in pixels; the height follows the box's aspect.  A 5-cell box gets
-#: 8 pixels per cell: enough for a cell's shape, small enough to read in a few microseconds.
+#: 8 pixels per cell: enough for a cell's shape, few enough to read in well under 0.2 ms.
 CANONICAL_WIDTH = 40
 #: Remap samples per canonical pixel side, averaged by INTER_AREA (thin strokes survive).
 _SUPERSAMPLE = 2
