@@ -69,6 +69,8 @@ def _group_lines(metrics: dict[str, Any]) -> list[str]:
         f" {_percent(metrics['piece_read_accuracy'])} of per-frame readings",
         f"  spawns           {metrics['false_spawns']} false, {metrics['missed_spawns']} missed of {metrics['spawns_due']} due",
         "  events           " + ", ".join(f"{kind} {events[kind]} (truth {truth[kind]})" for kind in events),
+        f"  next piece       box found in {_percent(metrics['preview_found_rate'], 1)} of scenes with a preview;"
+        f" {_percent(metrics['next_piece_accuracy'])} of frames read right, {metrics['next_piece_wrong']} wrong",
     ]
     for kind, counts in metrics["hard"].items():
         lines.append(

@@ -14,7 +14,10 @@ Per scene:
   is within ``CORNER_TOLERANCE_PX`` of the truth;
 * recognition, from the TRUE corners (so it is measured independently of calibration):
   ``learn_empty`` on filmed frames of the empty board, then every frame through ``observe``
-  -> ``BoardFilter(k)`` -> ``PieceTracker``.
+  -> ``BoardFilter(k)`` -> ``PieceTracker``;
+* the preview, when the skin has one: ``find_preview`` and ``learn_preview`` on
+  ``PREVIEW_FRAMES`` filmed frames spread over the scene's play (given the true well corners),
+  then ``read_preview`` on every frame before any bump.
 
 What is counted.  A play frame is an ordinary frame before any bump; its truth is the visible
 board (settled stack plus the falling piece's cells inside the well).
@@ -37,7 +40,12 @@ board (settled stack plus the falling piece's cells inside the well).
   were flagged (unsure or no observation), committed, and committed wrong.  A commit on a hard
   frame is right only when its board is one the game really showed around it (for a line clear:
   the board before or after the collapse; for a tear: the old or the new board; for game over:
-  the last board, or it with the grey rows of the fill read as filled; after a bump: the true board), else wrong;
+    the last board, or it with the grey rows of the fill read as filled; after a bump: the true
+  board), else wrong;
+* preview_found_rate: scenes with a preview whose box ``find_preview`` placed within
+  ``CORNER_TOLERANCE_PX``; next_piece_accuracy: frames read with a learned preview that named
+  the next piece the game shows; next_piece_wrong: readings that named a piece the box showed
+  neither on this frame nor on the one before (unread frames are neither right nor wrong);
 * latency: thread CPU time of ``observe`` per 640 x 480 frame (the caller pins OpenCV to one
   thread), and of ``observe`` + filter + tracker.
 
@@ -71,6 +79,7 @@ from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_poin
 from .board import Board
 from .calibration import find_well
 from .players import PlayerSpec
+from .preview import PreviewCalibration, find_preview, learn_preview, read_preview
 from .recognition import GridCalibration, Observation, falling_piece, learn_empty, observe
 from .render import BGR, Screen, hex_to_bgr, render
 from .rules import Rules
@@ -83,6 +92,8 @@ from .tracker import Event, PieceTracker, TrackerUpdate
 CORNER_TOLERANCE_PX = 3.0
 #: Frames of the empty board averaged by learn_empty.
 EMPTY_FRAMES = 4
+#: Frames of play, spread over the scene, that find_preview and learn_preview get.
+PREVIEW_FRAMES = 12
 #: Play frames per scene, about: fewer frames give fewer scenes (but every skin at least once).
 FRAMES_PER_SCENE = 100
 #: A scene starts after up to this many of the AI's pieces, so it shows stacks of any height.
@@ -136,6 +147,12 @@ class Tally:
     events: Counter = field(default_factory=Counter)
     true_events: Counter = field(default_factory=Counter)
     hard: Counter = field(default_factory=Counter)  # (kind, frames | flagged | commits | wrong_commits)
+    preview_scenes: int = 0  # scenes whose skin has a preview box
+    preview_found: int = 0
+    next_frames: int = 0  # frames read with a learned preview
+    next_reads: int = 0  # ... that named a piece
+    next_correct: int = 0
+    next_wrong: int = 0
 
     def add(self, other: Tally) -> None:
         """Add another tally's counts to this one."""
@@ -173,6 +190,9 @@ class Tally:
             "tracker_status": dict(sorted(self.tracker_status.items())),
             "events": {kind: self.events[kind] for kind in EVENT_KINDS},
             "true_events": {kind: self.true_events[kind] for kind in EVENT_KINDS},
+            "preview_found_rate": rate(self.preview_found, self.preview_scenes),
+            "next_piece_accuracy": rate(self.next_correct, self.next_frames),
+            "next_piece_wrong": self.next_wrong,
             "hard": {
                 kind: {what: self.hard[kind, what] for what in ("frames", "flagged", "commits", "wrong_commits")}
                 for kind in HARD_KINDS
@@ -243,7 +263,7 @@ class SceneRun:
 
     def filmed(self, truth: TruthFrame | None, settings: CameraSettings) -> tuple[np.ndarray, np.ndarray]:
         """The filmed frame (the empty board for None; torn when the truth says so) and the
-        true well corners in it."""
+        camera's homography from screen to frame (``map_points`` takes true corners through it)."""
         screen = self.screen(None if truth is None else truth.shown)
         image = screen.image
         if truth is not None and truth.torn_from is not None:
@@ -251,16 +271,15 @@ class SceneRun:
             row = int(round(top + truth.tear_at * (bottom - top)))
             image = image.copy()
             image[row:] = self.screen(truth.torn_from).image[row:]
-        frame, h = film(image, self.rng, settings)
-        return frame, map_points(h, screen.well_corners)
+        return film(image, self.rng, settings)
 
     def calibration(self, frame: TruthFrame, tally: Tally) -> None:
         """find_well on one frame of play, against the true corners."""
-        image, truth = self.filmed(frame, self.settings)
+        image, h = self.filmed(frame, self.settings)
         fit = find_well(image)
         tally.scenes += 1
         if fit is not None:
-            error = _worst_corner_error(fit.corners, truth)
+            error = _worst_corner_error(fit.corners, map_points(h, self.screen(None).well_corners))
             tally.corner_errors.append(error)
             tally.calibrated += error <= CORNER_TOLERANCE_PX
 
@@ -268,12 +287,18 @@ class SceneRun:
         """Play ``frames`` through observe, the filter and the tracker, calibrated from the true
         corners; from frame ``bump_at`` on the camera has been bumped."""
         shots = [self.filmed(None, self.settings) for _ in range(EMPTY_FRAMES)]
-        calibration = learn_empty([image for image, _ in shots], shots[0][1])
+        calibration = learn_empty([image for image, _ in shots], map_points(shots[0][1], self.screen(None).well_corners))
+        preview = self._preview(frames[: bump_at or len(frames)], calibration, tally)
         board_filter, tracker, judge = BoardFilter(k), PieceTracker(calibration), _SpawnJudge(k)
         bumped = _bumped(self.settings, self.rng)
+        shown_next: tuple[str | None, ...] = ()
         for index, truth in enumerate(frames):
             after_bump = bump_at is not None and index >= bump_at
             image, _ = self.filmed(truth, bumped if after_bump else self.settings)
+            if preview is not None and not after_bump:
+                # the box may still show the last frame's piece (a frame caught mid-redraw)
+                shown_next = (truth.shown.next_piece, *shown_next[:1])
+                self._count_preview(read_preview(image, preview).piece, shown_next, tally)
             timestamp = index / FPS
             started = time.thread_time()
             observation = observe(image, calibration)
@@ -288,6 +313,33 @@ class SceneRun:
             if not after_bump:
                 tally.true_events.update(truth.events)
         judge.finish(tally)
+
+    def _preview(self, frames: list[TruthFrame], calibration: GridCalibration, tally: Tally) -> PreviewCalibration | None:
+        """The preview box found (``find_preview`` on ``PREVIEW_FRAMES`` frames spread over the
+        scene, as ``gamerigctl calibrate`` would) and learned, when the skin has one; counted."""
+        true_box = self.screen(None).preview_corners
+        if true_box is None or not frames:
+            return None
+        picks = [frames[i] for i in np.linspace(0, len(frames) - 1, PREVIEW_FRAMES).astype(int)]
+        shots = [self.filmed(truth, self.settings) for truth in picks]
+        tally.preview_scenes += 1
+        corners = find_preview([image for image, _ in shots], calibration.corners)
+        if corners is None:
+            return None
+        tally.preview_found += _worst_corner_error(corners, map_points(shots[0][1], true_box)) <= CORNER_TOLERANCE_PX
+        try:
+            return learn_preview([image for image, _ in shots], corners)
+        except ValueError:  # the box was found but shows nothing to learn from: no preview reading
+            return None
+
+    @staticmethod
+    def _count_preview(read: str | None, shown: tuple[str | None, ...], tally: Tally) -> None:
+        tally.next_frames += 1
+        if read is None:
+            return
+        tally.next_reads += 1
+        tally.next_correct += read == shown[0]
+        tally.next_wrong += read not in shown
 
     @staticmethod
     def _count(
