@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 
 #: Below this lattice contrast (0 no lattice, 1 all gradient on the lattice) nothing is a well.
-MIN_SCORE = 0.3
+MIN_SCORE = 0.4
 _SAMPLES_PER_CELL = 3  # points per cell along each lattice line
 _MIN_WELL_HEIGHT = 0.3  # fraction of the frame height
 _ANGLE_RANGE_DEG = 8.0  # the camera's tilt that the deskew looks for
@@ -46,11 +46,15 @@ _FIT_REACH_CELLS = (0.45, 0.3, 0.2)  # how far across a line its edge is looked 
 _ROBUST_ROUNDS = 3
 _ROBUST_SCALE_PX = 1.0
 _PRIOR_WEIGHT = 0.5
-_FAINT = 0.0  # line pieces below this fraction of the strong ones' evidence are ignored
 _SCORE_REACH_CELLS = 0.45
 _ON_LINE_CELLS = 0.1
-_CLEAR_EDGE = 0.2  # the previous corners' weight, in average line pieces
+_ON_LINE_LEVEL = 0.7
+_MIN_SUPPORT_PIECES = 30  # about three rows of stack
+_LINE_HOLDS = 0.6
+_MIN_INNER_LINES = 4
+_CLEAR_EDGE = 0.2  # a line piece's evidence below this (gradients scaled to 1) is not an edge  # the previous corners' weight, in average line pieces
 _EDGE_CEILING_PERCENTILE = 97.0  # gradients above this percentile of the frame's count as equal
+_MIN_EDGE_CEILING = 150.0  # the ceiling's floor: Sobel summed over B, G, R, about a 20-level step
 #: Cost of a cell aspect error e (height / width - 1): this times log(1 + e) squared, in cells
 #: of full-contrast lattice line (1% costs 0.02 cell).
 _SQUARE_CELL_WEIGHT = 200.0
@@ -78,7 +82,8 @@ def _gradients(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     gy = np.abs(cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2)
     # strong edges saturate: a few high-contrast lines (the screen's edge, a frame around the
     # preview) must not outweigh a lattice of many faint ones
-    ceiling = max(float(np.percentile(np.maximum(gx, gy), _EDGE_CEILING_PERCENTILE)), 1e-3)
+    # ...but a frame of faint texture (a blank screen's moire, sensor noise) keeps its edges faint
+    ceiling = max(float(np.percentile(np.maximum(gx, gy), _EDGE_CEILING_PERCENTILE)), _MIN_EDGE_CEILING)
     return np.minimum(gx, ceiling) / ceiling, np.minimum(gy, ceiling) / ceiling
 
 
@@ -198,13 +203,13 @@ def _edge_measurements(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols
     ``reach`` cells; its peak gives a measured frame point for the piece's middle and its
     height above the gradient half a cell to either side gives the weight.  The top line is
     also measured one cell beyond each end, where walls end.  Returns (cell-unit points,
-    frame points, weights N x 2, offsets in cells from the line): a vertical line's piece is
-    measured in x only, a horizontal one's in y only.
+    frame points, weights N x 2, whether the piece's edge is on the line): a vertical line's
+    piece is measured in x only, a horizontal one's in y only.
     """
     h = _homography(corners, cols, rows)
     offsets = np.linspace(-reach, reach, 2 * _PROFILE_HALF_STEPS + 1)
     along_in_cell = (np.arange(_FIT_SAMPLES) + 0.5) / _FIT_SAMPLES
-    found_q, found_p, found_w, found_off = [], [], [], []
+    found_q, found_p, found_w, found_on = [], [], [], []
     families = (
         (gx, [(float(i), np.arange(rows)) for i in range(cols + 1)], True),
         (gy, [(float(j), np.arange(-1, cols + 1) if j == 0 else np.arange(cols)) for j in range(rows + 1)], False),
@@ -239,8 +244,10 @@ def _edge_measurements(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols
             found_q.append(measured_q)
             found_p.append(_apply(h, moved_q))
             found_w.append(np.stack([weight, np.zeros_like(weight)] if vertical else [np.zeros_like(weight), weight], axis=1))
-            found_off.append(peak_at - at)
-    return np.concatenate(found_q), np.concatenate(found_p), np.concatenate(found_w), np.concatenate(found_off)
+            # on the line: the strongest edge is there, or nearly as strong an edge (strokes either
+            # side of a line); a texture's centroid would sit on any line, so it is not used here
+            found_on.append((np.abs(offsets[peak]) <= _ON_LINE_CELLS) | (profile[:, _PROFILE_HALF_STEPS] >= _ON_LINE_LEVEL * profile.max(axis=1)))
+    return np.concatenate(found_q), np.concatenate(found_p), np.concatenate(found_w), np.concatenate(found_on)
 
 
 def _innermost_peak(profile: np.ndarray, inward: int) -> np.ndarray:
@@ -264,23 +271,37 @@ def _innermost_peak(profile: np.ndarray, inward: int) -> np.ndarray:
 
 
 def _lattice_agreement(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> float:
-    """How much of the edge evidence near the lattice lies on them: 0 for edges placed at
-    random (noise, a photo), 1 when every clear edge near a line is on it.
+    """How much of the edge evidence near the lattice lies on whole lattice lines: 0 for
+    edges placed at random (noise, a photo), 1 when every clear edge near a line is on it.
 
     Clear edges (a profile peak ``_CLEAR_EDGE`` above its surroundings) are looked for within
-    ``_SCORE_REACH_CELLS`` of every line piece; the strength-weighted share within
-    ``_ON_LINE_CELLS`` of the line is rescaled so that chance scores 0, and scaled down when
-    fewer pieces than a quarter of the lattice show any clear edge."""
-    _, _, w, offset = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS)
+    ``_SCORE_REACH_CELLS`` of every cell-long piece of every line.  A line holds when most of
+    its clear pieces (``_LINE_HOLDS``, and at least three) have their edge on it (see
+    ``_edge_measurements``): a photo's edges cross a line here and there, a lattice's run along it.  The score is
+    the share of clear evidence on holding lines, scaled down when fewer than
+    ``_MIN_SUPPORT_PIECES`` pieces or ``_MIN_INNER_LINES`` inner lines hold.  The outline
+    counts towards the pieces only when three of its sides hold, and never towards the lines:
+    a screen's edge or a box alone can fake it."""
+    q, _, w, on = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS)
     strength = w.sum(axis=1)
     clear = strength >= _CLEAR_EDGE
     if not clear.any():
         return 0.0
-    on_line = np.abs(offset) <= _ON_LINE_CELLS
-    share = float((strength * (clear & on_line)).sum() / strength[clear].sum())
-    chance = _ON_LINE_CELLS / _SCORE_REACH_CELLS
-    support = min(1.0, float((clear & on_line).sum()) / (0.25 * len(strength)))
-    return (share - chance) / (1.0 - chance) * support
+    on_line = clear & on
+    vertical = np.arange(len(q)) < (cols + 1) * rows
+    line = np.where(vertical, q[:, 0], cols + 1 + q[:, 1]).astype(int)
+    lines = np.arange(cols + rows + 2)
+    on_count = np.bincount(line, on_line, len(lines))
+    clear_count = np.bincount(line, clear, len(lines))
+    holds = (on_count >= 3) & (on_count >= _LINE_HOLDS * np.maximum(clear_count, 1))
+    held = on_line & holds[line]
+    share = float(strength[held].sum() / strength[clear].sum())
+    outline = np.array([0, cols, cols + 1, cols + 1 + rows])
+    inner = ~np.isin(line, outline)
+    inner_lines = len(np.unique(line[held & inner]))  # one straight edge (a screen's) is not a lattice
+    # walls and floor support the lattice too when they frame it: three sides at least
+    supporting = held & (inner | (holds[outline].sum() >= 3))
+    return share * min(1.0, float(supporting.sum()) / _MIN_SUPPORT_PIECES) * min(1.0, inner_lines / _MIN_INNER_LINES)
 
 
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
@@ -324,11 +345,11 @@ def _fit_lines(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, r
     for reach in _FIT_REACH_CELLS:
         q, p, w, _ = _edge_measurements(gx, gy, current, cols, rows, reach)
         strength = w.sum(axis=1)
+        # faint pieces (texture, marks in empty cells, noise) would outnumber the real lines
+        w = np.where(strength[:, None] >= _CLEAR_EDGE, w, 0.0)
+        strength = w.sum(axis=1)
         if strength.sum() <= 0:
             return current
-        # faint pieces (texture, noise in empty rows) would outnumber the real lines
-        w = np.where(strength[:, None] >= _FAINT * np.percentile(strength, 95), w, 0.0)
-        strength = w.sum(axis=1)
         prior = np.full((4, 2), _PRIOR_WEIGHT * strength.mean() * 4)
         robust = np.ones_like(strength)
         for _ in range(_ROBUST_ROUNDS):
@@ -398,7 +419,7 @@ def _settle_cell_shift(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols
     top, bottom, left, right = (np.array([[1, 1], [1, 1], [0, 0], [0, 0]]), np.array([[0, 0], [0, 0], [1, 1], [1, 1]]),
                                 np.array([[1, 1], [0, 0], [0, 0], [1, 1]]), np.array([[0, 0], [1, 1], [1, 1], [0, 0]]))
     moves += [c + k * step_y * top for k in reach if k] + [c + k * step_y * bottom for k in (-1, 1)]
-    moves += [c + k * step_x * side for k in (-1, 1) for side in (left, right)]
+    moves += [c + k * step_x * side for k in (-1, -0.5, 0.5, 1) for side in (left, right)]  # half: a wall's far edge
     promising = sorted(moves, key=lambda m: _score(gx, gy, m, cols, rows)[0], reverse=True)[:_SHIFTS_REFITTED]
     fits = [c, *(_fit_lines(gx, gy, m, cols, rows) for m in promising)]
     return max(fits, key=lambda f: _score(gx, gy, f, cols, rows)[0])
