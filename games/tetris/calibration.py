@@ -234,12 +234,16 @@ def _apply(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
     return cv2.perspectiveTransform(np.asarray(pts, dtype=np.float64).reshape(-1, 1, 2), h).reshape(-1, 2)
 
 
-def _edge_measurements(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _edge_measurements(
+    gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, reach: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Where each lattice line really runs, one cell of line at a time.
 
     Across every cell-long piece of every lattice line, the gradient is profiled within
-    ``reach`` cells; its peak gives a measured frame point for the piece's middle and its
-    height above the gradient half a cell to either side gives the weight.  The top line is
+    ``reach`` cells; where its edge is (the centroid of its upper half for an inner line, the
+    innermost strong peak for the outline) gives a measured frame point for the piece's
+    middle, and the profile's height above the gradient half a cell to either side (inside
+    only, for the outline) gives the weight.  The top line is
     also measured one cell beyond each end, where walls end.  Returns (cell-unit points,
     frame points, weights N x 2, whether the piece's edge is on the line): a vertical line's
     piece is measured in x only, a horizontal one's in y only.
