@@ -93,6 +93,10 @@ _ON_LINE_LEVEL = 0.7  # ...and so is one whose line has this fraction of the str
 _LINE_HOLDS = 0.6  # share of a line's clear pieces on it for the line to hold
 _MIN_SUPPORT_PIECES = 30  # about three rows of stack
 _MIN_INNER_LINES = 4
+#: A well seen by its outline alone (empty, no grid lines) must be this plain inside: the
+#: median gradient at its cells' inner points (scaled to 1).  Measured on filmed empty wells
+#: 0.003-0.06; an empty rectangle drawn over a photo 0.12-0.19.
+_MAX_PLAIN_INTERIOR = 0.08
 _EDGE_CEILING_PERCENTILE = 97.0  # gradients above this percentile of the frame's count as equal
 _MIN_EDGE_CEILING = 150.0  # the ceiling's floor: Sobel summed over B, G, R, about a 20-level step
 #: Cost of a cell aspect error e (height / width - 1): this times log(1 + e) squared, in cells
@@ -343,7 +347,21 @@ def _lattice_agreement(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols
     inner_lines = len(np.unique(line[held & inner]))  # one straight edge (a screen's) is not a lattice
     # walls and floor support the lattice too when they frame it: three sides at least
     supporting = held & (inner | (holds[outline].sum() >= 3))
-    return share * min(1.0, float(supporting.sum()) / _MIN_SUPPORT_PIECES) * min(1.0, inner_lines / _MIN_INNER_LINES)
+    # an empty well without grid lines has no inner line: its whole outline must hold instead,
+    # around cells as plain as an empty well's (not any rectangle drawn over a picture)
+    outline_only = holds[outline].all() and _interior_texture(gx, gy, corners, cols, rows) <= _MAX_PLAIN_INTERIOR
+    lattice = 1.0 if outline_only else min(1.0, inner_lines / _MIN_INNER_LINES)
+    return share * min(1.0, float(supporting.sum()) / _MIN_SUPPORT_PIECES) * lattice
+
+
+def _interior_texture(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> float:
+    """Median gradient at five inner points of every cell (its centre and four points a quarter
+    cell from it): about 0 inside an empty well."""
+    offsets = np.array([[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75]])
+    cells = np.stack(np.meshgrid(np.arange(cols), np.arange(rows)), axis=-1).reshape(-1, 1, 2)
+    points = _apply(_homography(corners, cols, rows), (cells + offsets[None]).reshape(-1, 2)).astype(np.float32)
+    texture = cv2.remap(gx + gy, points[None, :, 0], points[None, :, 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return float(np.median(texture))
 
 
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
