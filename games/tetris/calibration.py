@@ -8,10 +8,10 @@ gradient, the middles of cells carry little.
 ``find_well`` works in four steps:
 
 1. Coarse search: the frame is deskewed by its dominant edge angle and, on half-size
-   gradient images, every cell pitch gets its best axis-aligned position by lattice evidence
-   (gradient on the lattice lines against half a cell off, with integral images).  The three
-   strongest distinct lattices are refined by a local search of the corners and the one with
-   the most evidence (``_score``: lattice evidence, no lattice continuing past the well, a
+   gradient images, every cell pitch gets its three best axis-aligned positions by lattice
+   evidence (gradient on the lattice lines against half a cell off, with integral images).
+   The twelve strongest distinct lattices are scored at full size, the three best of them
+   refined by a local search of the corners and the one with the most evidence (``_score``: lattice evidence, no lattice continuing past the well, a
    floor line that ends at the walls, square cells) goes on.
 2. Line fit (``_fit_lines``): every cell-long piece of every lattice line is measured across
    the line, where its edge really is (the centroid of the gradient for inner lines, the
@@ -35,12 +35,12 @@ right fit usually scores 0.5-1, but a small stack without grid or walls can scor
 State (issue 3 still open; the targets, 99% and 1.5 px, are NOT met).  Measured with
 ``.venv/bin/python tests/calibration_eval.py --scenes 220 --seed 0`` (the scenes of
 ``gamerigctl bench vision --frames 11000``, calibration only): find_well placed the well
-within 3 px on 113 of 220 scenes (51%; the first version: 94, 43%), returned None on 22 and
-a wrong well on 85; median worst-corner error of the wells returned 1.99 px (first version
-3.37 px); 0.26 s per call (max 0.51 s) on one core.  Per skin, 20 scenes each:
-elektronika1986 1, green_screen 14, nes 18, flat_modern 19, outline 12, gradient_open 1,
-picture 17, paper 8; held out of tuning: handheld 9, neon 5, pastel 9 (the first version:
-13, 6, 10 -- worse on the held-out skins).  The failures, by kind:
+within 3 px on 128 of 220 scenes (58%; the first version: 94, 43%), returned None on 15 and
+a wrong well on 77; median worst-corner error of the wells returned 1.83 px (first version
+3.37 px); 0.23 s per call (max 0.37 s) on one core.  Per skin, 20 scenes each:
+elektronika1986 2, green_screen 15, nes 19, flat_modern 19, outline 19, gradient_open 1,
+picture 19, paper 9; held out of tuning: handheld 9, neon 6, pastel 10 (the first version:
+13, 6, 10).  The failures, by kind:
 
 * the top edge a row off (the well 5% too short or tall): perspective makes cells up to
   about 5% off square in the frame, so the square-cell prior cannot place a top that has no
@@ -75,7 +75,9 @@ _SAMPLES_PER_CELL = 3  # points per cell along each lattice line
 _MIN_WELL_HEIGHT = 0.3  # fraction of the frame height
 _ANGLE_RANGE_DEG = 8.0  # the camera's tilt that the deskew looks for
 _REFINE_STEPS_PX = (4.0, 2.0, 1.0, 0.5, 0.25)  # corner moves of the local search, coarse to fine
-_CANDIDATES = 3  # coarse lattices refined; the best one is fitted
+_PEAKS_PER_PITCH = 3  # positions kept per pitch, each more than a cell from the better ones
+_SCREENED = 12  # coarse lattices scored at full size...
+_CANDIDATES = 3  # ...of which these are refined; the best one is fitted
 _MAX_SHIFT_CELLS = 2  # whole-cell moves of the fit that are tried
 _SHIFTS_REFITTED = 3  # the most promising of them, refitted
 # the line fit
@@ -422,8 +424,8 @@ def _fit_lines(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, r
 
 
 def _comb_search(gx: np.ndarray, gy: np.ndarray, cols: int, rows: int) -> list[tuple[float, float, float, float]]:
-    """Axis-aligned lattices (evidence, x0, y0, pitch) in the gradient images: the best
-    position for each pitch of a ladder, by exhaustive search.  Evidence is integrated along
+    """Axis-aligned lattices (evidence, x0, y0, pitch) in the gradient images: the
+    ``_PEAKS_PER_PITCH`` best positions for each pitch of a ladder, by exhaustive search.  Evidence is integrated along
     the lines (mean times pitch) so a small patch of strong edges does not beat the well."""
     height, width = gx.shape
     col_cum = np.vstack([np.zeros((1, width)), np.cumsum(gx, axis=0, dtype=np.float64)])
@@ -447,8 +449,12 @@ def _comb_search(gx: np.ndarray, gy: np.ndarray, cols: int, rows: int) -> list[t
         on = comb(down, cols + 1, 0.0, 1) + comb(across, rows + 1, 0.0, 0)
         off = comb(down, cols, 0.5, 1) + comb(across, rows, 0.5, 0)
         evidence = (on - off) * pitch
-        y0, x0 = np.unravel_index(int(np.argmax(evidence)), evidence.shape)
-        found.append((float(evidence[y0, x0]), float(x0), float(y0), float(pitch)))
+        # not only the best: a frame's edge or a box can outdo the well at its own pitch
+        reach = max(1, int(pitch))
+        for _ in range(_PEAKS_PER_PITCH):
+            y0, x0 = np.unravel_index(int(np.argmax(evidence)), evidence.shape)
+            found.append((float(evidence[y0, x0]), float(x0), float(y0), float(pitch)))
+            evidence[max(0, y0 - reach) : y0 + reach + 1, max(0, x0 - reach) : x0 + reach + 1] = -np.inf
     return found
 
 
@@ -503,11 +509,13 @@ def find_well(frame: np.ndarray, cols: int = 10, rows: int = 20) -> WellFit | No
     deskew = cv2.getRotationMatrix2D(((half[0] - 1) / 2, (half[1] - 1) / 2), tilt, 1.0)
     straight = [cv2.warpAffine(cv2.resize(g, half, interpolation=cv2.INTER_AREA), deskew, half) for g in (gx, gy)]
     undo = cv2.invertAffineTransform(deskew)
-    fits = []
-    for x0, y0, pitch in _distinct_best(_comb_search(*straight, cols, rows), _CANDIDATES):
+    boxes = []
+    for x0, y0, pitch in _distinct_best(_comb_search(*straight, cols, rows), _SCREENED):
         box = np.array([[x0, y0], [x0 + cols * pitch, y0], [x0 + cols * pitch, y0 + rows * pitch], [x0, y0 + rows * pitch]])
-        corners = 2 * cv2.transform(box[:, None, :], undo).reshape(4, 2) + 0.5  # half-size pixel centre x -> 2x + 0.5
-        fits.append(_refine(gx, gy, corners, cols, rows))
+        boxes.append(2 * cv2.transform(box[:, None, :], undo).reshape(4, 2) + 0.5)  # half-size pixel centre x -> 2x + 0.5
+    # the half-size comb is coarse: the full-size score picks which lattices are worth refining
+    boxes.sort(key=lambda b: _score(gx, gy, b, cols, rows), reverse=True)
+    fits = [_refine(gx, gy, b, cols, rows) for b in boxes[:_CANDIDATES]]
     if not fits:
         return None
     best = max(fits, key=lambda f: _score(gx, gy, f, cols, rows))
