@@ -44,7 +44,10 @@ and the cells that came are one tetromino of one type, and there is only one way
 from the stack), and a tetromino appearing while nothing vanished is clearly new, so it is a
 ``spawn`` (the piece hidden in the stack locked: no ``landed`` for it, its type is unknown).
 On the first board seen, a lone tetromino in the spawn area, apart from the other cells, is a
-piece that has just spawned: a ``spawn``, the rest is the stack.
+piece that has just spawned: a ``spawn``, the rest is the stack.  Anything else on the first
+board is read as stack, a lone tetromino lower down too: it may have landed already, and a
+spawn the tracker did not see is not claimed (the vision bench's only false spawn in 10,000
+frames was such a J).
 
 **Game over**: the last explained board reaches the top ``top_out_rows`` rows (where Standard
 Tetris spawns) with cells other than a piece in free fall (the stack, a piece resting on it, a
@@ -287,9 +290,12 @@ class PieceTracker:
         if first:
             self._start(board, timestamp)
             resynced, why = True, "the first board seen"
-        step = self._explain(board, observation, timestamp)
-        if isinstance(step, str) and first:
-            step = self._piece_on_first_board(board, observation, timestamp) or step
+        if first and board.any():
+            # a lone tetromino low in the well may as well have landed: only one apart in the
+            # spawn area is a piece known to be falling
+            step = self._piece_on_first_board(board, observation, timestamp) or "no piece apart in the spawn area"
+        else:
+            step = self._explain(board, observation, timestamp)
         if isinstance(step, str):
             if self._unexplained_since is None:
                 self._unexplained_since = timestamp

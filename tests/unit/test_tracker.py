@@ -295,6 +295,22 @@ def test_a_piece_apart_in_the_spawn_area_of_the_first_board_is_a_spawn():
     assert np.array_equal(screen.updates[-1].stack, screen.ids > 0)
 
 
+def test_a_lone_piece_low_in_the_first_board_is_read_as_stack_not_as_a_spawn():
+    # met between pieces: the only cells are a J that has landed; it may as well be falling,
+    # so the tracker must not claim a spawn it did not see (the vision bench caught this once)
+    pile = np.zeros((ROWS, COLS), np.uint8)
+    pile[0, [8, 9]] = 1
+    pile[[1, 2], 9] = 1
+    screen = Screen(FixedPieces("T", repeat=False))
+    screen.game = Game(Rules("standard", COLS, ROWS), FixedPieces("T", repeat=False), board=Board(cells=pile))
+    screen.ids = pile * piece_index("J")
+    screen.show(*screen.picture(screen.ids, None))
+    assert screen.events == []
+    assert np.array_equal(screen.updates[-1].stack, pile > 0)
+    screen.act(FALL)  # the next piece spawns: that one is seen arriving
+    assert _kinds(screen.events) == [("spawn", "T")]
+
+
 def test_a_lock_and_spawn_the_filter_missed_is_resynced_without_a_spawn_for_the_piece_in_play():
     screen = Screen(FixedPieces("OTI", repeat=False))
     screen.act(FALL)
