@@ -43,7 +43,8 @@ board (settled stack plus the falling piece's cells inside the well).
     the last board, or it with the grey rows of the fill read as filled; after a bump: the true
   board), else wrong;
 * preview_found_rate: scenes with a preview whose box ``find_preview`` placed within
-  ``CORNER_TOLERANCE_PX``; next_piece_accuracy: frames read with a learned preview that named
+  ``CORNER_TOLERANCE_PX``, of those whose calibration frames show two next pieces or more (a
+  scene of one long piece shows only one: no box can be found from it, and none is read); next_piece_accuracy: frames read with a learned preview that named
   the next piece the game shows; next_piece_wrong: readings that named a piece the box showed
   neither on this frame nor on the one before (unread frames are neither right nor wrong);
 * latency: thread CPU time of ``observe`` per 640 x 480 frame (the caller pins OpenCV to one
@@ -147,7 +148,7 @@ class Tally:
     events: Counter = field(default_factory=Counter)
     true_events: Counter = field(default_factory=Counter)
     hard: Counter = field(default_factory=Counter)  # (kind, frames | flagged | commits | wrong_commits)
-    preview_scenes: int = 0  # scenes whose skin has a preview box
+    preview_scenes: int = 0  # scenes whose skin has a preview box that shows two pieces or more
     preview_found: int = 0
     next_frames: int = 0  # frames read with a learned preview
     next_reads: int = 0  # ... that named a piece
@@ -321,6 +322,8 @@ class SceneRun:
         if true_box is None or not frames:
             return None
         picks = [frames[i] for i in np.linspace(0, len(frames) - 1, PREVIEW_FRAMES).astype(int)]
+        if len({truth.shown.next_piece for truth in picks}) < 2:
+            return None  # a box whose piece never changes cannot be told from the screen around it
         shots = [self.filmed(truth, self.settings) for truth in picks]
         tally.preview_scenes += 1
         corners = find_preview([image for image, _ in shots], calibration.corners)
