@@ -35,7 +35,7 @@ PLAYER = "dellacherie"
 
 def summarize(result: BenchResult, seed: int, k: int) -> dict[str, Any]:
     """The --json object: overall metrics, the latency of observe() (latency_ms_*) and of observe
-    + filter + tracker (pipeline_latency_ms_*), and the held-out skins apart."""
+    + preview reading + filter + tracker (pipeline_latency_ms_*), and the held-out skins apart."""
     report: dict[str, Any] = {"seed": seed, "k": k, **result.overall.metrics()}
     for prefix, seconds in (("latency_ms", result.latencies_s), ("pipeline_latency_ms", result.pipeline_latencies_s)):
         ms = 1000.0 * np.asarray(seconds)
@@ -87,7 +87,7 @@ def format_report(report: dict[str, Any]) -> str:
     if report["latency_ms_p50"] is not None:
         lines.append(
             f"  latency          observe() p50 {report['latency_ms_p50']:.3f} ms, p99 {report['latency_ms_p99']:.3f} ms;"
-            f" with filter and tracker p50 {report['pipeline_latency_ms_p50']:.3f} ms,"
+            f" with preview, filter and tracker p50 {report['pipeline_latency_ms_p50']:.3f} ms,"
             f" p99 {report['pipeline_latency_ms_p99']:.3f} ms (one core)"
         )
     lines.append("held-out skins:")

@@ -48,7 +48,8 @@ board (settled stack plus the falling piece's cells inside the well).
   the next piece the game shows; next_piece_wrong: readings that named a piece the box showed
   neither on this frame nor on the one before (unread frames are neither right nor wrong);
 * latency: thread CPU time of ``observe`` per 640 x 480 frame (the caller pins OpenCV to one
-  thread), and of ``observe`` + filter + tracker.
+  thread), and of the whole per-frame pipeline: ``observe``, ``read_preview`` (when the scene
+  has a learned preview), the filter and the tracker.
 
 The tracker may also report the piece already falling when filming starts: a true spawn event
 (the piece is new to it) with no spawn in the truth's events, so spawn events can outnumber
@@ -296,18 +297,19 @@ class SceneRun:
         for index, truth in enumerate(frames):
             after_bump = bump_at is not None and index >= bump_at
             image, _ = self.filmed(truth, bumped if after_bump else self.settings)
-            if preview is not None and not after_bump:
-                # the box may still show the last frame's piece (a frame caught mid-redraw)
-                shown_next = (truth.shown.next_piece, *shown_next[:1])
-                self._count_preview(read_preview(image, preview).piece, shown_next, tally)
             timestamp = index / FPS
             started = time.thread_time()
             observation = observe(image, calibration)
             read = time.thread_time()
+            next_piece = read_preview(image, preview).piece if preview is not None else None
             update = board_filter.update(observation, timestamp)
             tracked = tracker.update(update, observation, timestamp)
             self.pipeline_latencies_s.append(time.thread_time() - started)
             self.latencies_s.append(read - started)
+            if preview is not None and not after_bump:
+                # the box may still show the last frame's piece (a frame caught mid-redraw)
+                shown_next = (truth.shown.next_piece, *shown_next[:1])
+                self._count_preview(next_piece, shown_next, tally)
             play = truth.kind == "play" and not after_bump
             self._count(truth, "after_bump" if after_bump else truth.kind, observation, update, tracked, calibration, tally)
             judge.frame(truth, play, tracked.events, tally)
