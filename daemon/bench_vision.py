@@ -53,6 +53,10 @@ def _percent(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{100 * value:.{digits}f}%"
 
 
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} ms"
+
+
 def _group_lines(metrics: dict[str, Any]) -> list[str]:
     corner = metrics["corner_error_px_median"]
     events, truth = metrics["events"], metrics["true_events"]
@@ -62,7 +66,8 @@ def _group_lines(metrics: dict[str, Any]) -> list[str]:
         + ("n/a" if corner is None else f"{corner:.2f} px"),
         f"  cells            {_percent(metrics['cell_accuracy'], 3)} correct over {metrics['valid_frames']} valid"
         f" of {metrics['play_frames']} play frames ({metrics['frames']} frames in all)",
-        f"  boards           {_percent(metrics['board_exact_match'])} of {metrics['commits']} commits exact",
+        f"  boards           {_percent(metrics['board_exact_match'])} of {metrics['commits']} commits exact;"
+        f" the filter adds {_ms(metrics['filter_delay_ms_p50'])} p50, {_ms(metrics['filter_delay_ms_p99'])} p99",
         f"  flagged          {metrics['unsure_frames']} unsure, {metrics['no_observation_frames']} no observation;"
         " tracker " + ", ".join(f"{status} {count}" for status, count in metrics["tracker_status"].items()),
         f"  piece type       {_percent(metrics['piece_accuracy'])} of {metrics['spawn_events']} spawn events;"

@@ -24,7 +24,8 @@ board (settled stack plus the falling piece's cells inside the well).
 
 * cell_accuracy: correct cells over all cells of valid observations of play frames;
 * board_exact_match: commits (``committed`` or ``resynced``) on play frames whose board equals
-  the truth;
+  the truth; filter_delay_ms_p50/p99: what the temporal filter adds, from a change's first frame
+  to its commit (frames are 1/60 s apart);
 * piece_accuracy: spawn events of the tracker that name the piece the truth has falling;
 * piece_read_accuracy: valid observations of play frames with the whole piece in the well
   where ``falling_piece``, given the true stack, names the true piece (the reading alone);
@@ -137,6 +138,8 @@ class Tally:
     correct_cells: int = 0
     commits: int = 0
     exact_commits: int = 0
+    #: seconds from a change's first frame to its commit, for every commit on a play frame
+    commit_delays_s: list[float] = field(default_factory=list)
     piece_reads: int = 0
     correct_reads: int = 0
     spawn_events: int = 0
@@ -171,6 +174,8 @@ class Tally:
         def rate(part: int, whole: int) -> float | None:
             return part / whole if whole else None
 
+        delays_ms = 1000.0 * np.asarray(self.commit_delays_s)
+
         return {
             "scenes": self.scenes,
             "frames": self.frames,
@@ -181,6 +186,8 @@ class Tally:
             "cell_accuracy": rate(self.correct_cells, self.cells),
             "commits": self.commits,
             "board_exact_match": rate(self.exact_commits, self.commits),
+            "filter_delay_ms_p50": float(np.percentile(delays_ms, 50)) if delays_ms.size else None,
+            "filter_delay_ms_p99": float(np.percentile(delays_ms, 99)) if delays_ms.size else None,
             "spawn_events": self.spawn_events,
             "piece_accuracy": rate(self.right_piece_spawns, self.spawn_events),
             "piece_read_accuracy": rate(self.correct_reads, self.piece_reads),
@@ -367,6 +374,7 @@ class SceneRun:
         if committed:
             tally.commits += 1
             tally.exact_commits += bool(np.array_equal(update.board, truth.accepted[0]))
+            tally.commit_delays_s.append(update.latency_s)
         if not observation.valid:
             return
         visible = truth.accepted[0]

@@ -19,7 +19,7 @@ RATES = ("calibration_success_rate", "cell_accuracy", "board_exact_match", "piec
 REQUIRED_KEYS = {
     *RATES, "piece_accuracy", "corner_error_px_median", "false_spawns", "latency_ms_p50", "latency_ms_p99", "frames", "scenes",
     "seed", "missed_spawns", "events", "true_events", "hard", "pipeline_latency_ms_p50", "pipeline_latency_ms_p99",
-    "preview_found_rate", "next_piece_accuracy", "next_piece_wrong",
+    "preview_found_rate", "next_piece_accuracy", "next_piece_wrong", "filter_delay_ms_p50", "filter_delay_ms_p99",
 }
 HARD_KINDS = {"line_clear", "tear", "game_over", "after_bump"}
 
