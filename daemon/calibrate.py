@@ -10,7 +10,8 @@ cell's empty look even when a piece falls through or lands during the capture, a
 calibration is refused, naming the cells, when the board was not empty.
 
 Piece colours are not learned here: a short capture does not show all seven pieces with known
-identities (the file keeps ``piece_colours: null``).  The preview box is found
+identities (the file keeps ``piece_colours: null``); play learns them
+(``piece_colours.PieceColourLearner``, from the pieces the tracker names by shape).  The preview box is found
 (``preview.find_preview``) only when the frames show different next pieces, as a video of a
 game's first pieces does; a still image gives ``preview: null``.
 
