@@ -86,7 +86,7 @@ class _Flow(list):  # type: ignore[type-arg]
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    """A SafeDumper of its own, so the _Flow representer does not change yaml's global one."""
 
 
 _Dumper.add_representer(_Flow, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True))
