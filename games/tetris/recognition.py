@@ -215,9 +215,10 @@ def _colour_candidates(colour: np.ndarray, piece_colours: np.ndarray) -> str:
     return "".join(PIECE_NAMES[k] for k in np.flatnonzero(distance <= distance.min() * 1.25 + 8.0))
 
 
-def falling_piece(observation: Observation, stack: np.ndarray, calibration: GridCalibration) -> FallingPiece | None:
+def falling_piece(observation: Observation, stack: np.ndarray, calibration: GridCalibration | None = None) -> FallingPiece | None:
     """The falling piece: the cells filled now but not in the committed ``stack`` (rows x cols,
-    bottom row first), when they are exactly one tetromino and no stack cell vanished; else None."""
+    bottom row first), when they are exactly one tetromino and no stack cell vanished; else None.
+    Colour votes only when ``calibration`` knows the piece colours; without it, shape alone."""
     if not observation.valid:
         return None
     if stack.shape != observation.filled.shape:
@@ -234,6 +235,6 @@ def falling_piece(observation: Observation, stack: np.ndarray, calibration: Grid
     name, orientation, (ox, oy) = match
     origin = (int(xs.min()) + ox + 1, int(ys.min()) + oy + 1)
     candidates = None
-    if calibration.piece_colours is not None:
+    if calibration is not None and calibration.piece_colours is not None:
         candidates = _colour_candidates(observation.colours[ys, xs].mean(axis=0), calibration.piece_colours)
     return FallingPiece(name, orientation, origin, candidates)

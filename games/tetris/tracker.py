@@ -245,7 +245,6 @@ class PieceTracker:
         self.top_out_rows = top_out_rows
         self.game_over_s = game_over_s
         self.resync_s = resync_s
-        self._shape_only: GridCalibration | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -482,17 +481,7 @@ class PieceTracker:
     def _identify(self, cells: np.ndarray, observation: Observation) -> FallingPiece | None:
         """The tetromino ``cells`` form (type, orientation, origin, colour vote), or None."""
         seen = Observation(True, "", cells, np.ones(cells.shape, dtype=np.float32), observation.colours)
-        return falling_piece(seen, np.zeros_like(cells), self._calibration_for(cells.shape))
-
-    def _calibration_for(self, shape: tuple[int, ...]) -> GridCalibration:
-        if self.calibration is not None:
-            return self.calibration
-        if self._shape_only is None or (self._shape_only.rows, self._shape_only.cols) != shape:
-            # falling_piece reads only the piece colours: a calibration without them votes by shape alone
-            rows, cols = shape
-            corners = np.array([[0, 0], [cols, 0], [cols, rows], [0, rows]], dtype=np.float32)
-            self._shape_only = GridCalibration(corners, cols, rows, np.zeros((rows + 2, cols + 2, 3), dtype=np.float32))
-        return self._shape_only
+        return falling_piece(seen, np.zeros_like(cells), self.calibration)
 
     # ---- game over -------------------------------------------------------------------
 
