@@ -77,20 +77,24 @@ class KeyboardModel:
 
     def take_rising(self, frame_t: float) -> list[str]:
         """Keys pressed (and not dropped) at or before ``frame_t`` since the last call, in order."""
+        return [e.key for e in self.take_rising_edges(frame_t)]
+
+    def take_rising_edges(self, frame_t: float) -> list[KeyEdge]:
+        """Like :meth:`take_rising`, with each press's edge (its contact time) for the ground truth."""
         with self._lock:
             for key, c in self._contacts.items():
                 self._settle(key, c, frame_t)
             ready = sorted((e for e in self._pending if e.t <= frame_t), key=lambda e: e.t)
             self._pending = [e for e in self._pending if e.t > frame_t]
-        return [e.key for e in ready]
+        return ready
 
-    def edges(self) -> list[KeyEdge]:
-        """Every accepted edge so far, dropped ones included (flagged), in the order accepted.
+    def edges(self, since: int = 0) -> list[KeyEdge]:
+        """Every accepted edge so far (from index ``since``), dropped ones flagged, in the order accepted.
 
         A change settled at the end of a bounce window is accepted when the next call looks at
         the key, so across keys the order can differ slightly from contact-time order."""
         with self._lock:
-            return list(self._edges)
+            return self._edges[since:]
 
     def pressed(self) -> frozenset[str]:
         """Keys whose debounced state is down now."""
