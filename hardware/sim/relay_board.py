@@ -54,6 +54,7 @@ class _Plug:
     slave: int
     slave_path: str
     protocol: DeviceProtocol  # the firmware starts afresh on every power-up
+    dropping: bool = False  # replies are being dropped because the host does not read
 
     def close(self) -> None:
         os.close(self.master)
@@ -261,8 +262,11 @@ class VirtualRelayBoard:
                 return
             try:
                 os.write(plug.master, reply)
+                plug.dropping = False
             except BlockingIOError:  # the host has not read for kilobytes: like a UART, drop it
-                log.warning("relay board %s: reply dropped, nobody reads the port", plug.slave_path)
+                if not plug.dropping:
+                    log.warning("relay board %s: dropping replies, nobody reads the port", plug.slave_path)
+                plug.dropping = True
 
     def _wait_until(self, deadline: float) -> None:
         if self._byte_seconds:

@@ -4,7 +4,8 @@ Every protocol is spoken through ``serial.Serial(board.path)``, the way the rig'
 USB adapter.  Covered: replies and contact changes per protocol, ADR2200 readback after writes,
 stuck relays visible in readback, unplug (pyserial raises, relays open) and replug through the
 same link path, on_change timestamps (ordered, after the write, and soon after it with a
-generous bound), 9600-baud pacing (a lower bound only: the machine is shared and noisy).
+generous bound), 9600-baud pacing (a lower bound only: the machine is shared and noisy), and
+that neither a raising listener nor a host that never reads its replies stops the board.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def board(changes: Changes, tmp_path: Path) -> Iterator[VirtualRelayBoard]:
 
 
 def open_port(path: str) -> serial.Serial:
-    return serial.Serial(path, 9600, timeout=PROMPT_SECONDS)
+    return serial.Serial(path, 9600, timeout=PROMPT_SECONDS, write_timeout=5 * PROMPT_SECONDS)
 
 
 def test_adr2200_writes_and_readback(board: VirtualRelayBoard, changes: Changes) -> None:
@@ -169,6 +170,30 @@ def test_9600_baud_pacing_delays_commands_and_replies(changes: Changes) -> None:
         port.write(b"RPK\r")  # 4 bytes in, 9 bytes out: 13.5 ms
         assert port.read_until(b"\r") == b"00001000\r"
         assert time.monotonic() - written >= 0.013
+
+
+def test_a_failing_listener_does_not_stop_the_board() -> None:
+    def broken(output: int, closed: bool, t: float) -> None:
+        raise RuntimeError("listener bug")
+
+    with VirtualRelayBoard("adr2200", broken) as board, open_port(board.path) as port:
+        port.write(b"SK1\rRPK\r")
+        assert port.read_until(b"\r") == b"00000010\r"
+
+
+def test_a_host_that_never_reads_cannot_hang_the_board(board: VirtualRelayBoard) -> None:
+    with open_port(board.path) as port:
+        for _ in range(10):
+            port.write(b"RPK\r" * 1000)  # 90 kB of replies, far more than the pty buffers
+        port.reset_input_buffer()
+        port.write(b"SK2\r")
+        deadline = time.monotonic() + PROMPT_SECONDS
+        while 2 not in board.closed_outputs() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert board.closed_outputs() == {2}
+        port.reset_input_buffer()
+        port.write(b"PK\r")
+        assert port.read_until(b"\r") == b"004\r"
 
 
 def test_close_is_prompt_and_removes_the_link(changes: Changes, tmp_path: Path) -> None:
