@@ -12,8 +12,9 @@ outside a protocol: each protocol translates from its board's own numbering.
 - ``Numato``: text commands ended by CR; the board echoes the line, ends lines with ``\\n\\r`` and
   prints a ``>`` prompt after every command.  Relay numbers are one character, 0-9 then
   uppercase A-V, and only the first character counts (``relay on 12`` switches relay 1).
-- ``Kmtronic``: binary ``FF nn 01``/``FF nn 00`` (nn = 1-8) with no reply; ``FF 09 00`` -> one
-  byte ``00``/``01`` per relay.
+- ``Kmtronic``: binary ``FF nn 01``/``FF nn 00`` (nn from 1) with no reply.  The 4- and 8-relay
+  boards answer ``FF 09 00`` with one byte ``00``/``01`` per relay; the 1- and 2-relay boards
+  answer ``FF nn 03`` with ``FF nn ss`` instead.
 - ``Lcus``: binary ``A0 nn ss cs`` with cs = (A0 + nn + ss) & 0xFF; never replies; a frame
   with a bad checksum is ignored.
 
@@ -276,26 +277,32 @@ class _BinaryProtocol(DeviceProtocol):
 
 
 class Kmtronic(_BinaryProtocol):
-    """KMtronic USB relay, 8 relays numbered 01-08 on the wire."""
+    """KMtronic USB relay (1, 2, 4 or 8 relays numbered from 01 on the wire)."""
 
     name = "kmtronic"
     START = 0xFF
     SIZE = 3
-    STATUS = 0x09
+    STATUS = 0x09  # FF 09 00: every relay's state, on the 4- and 8-relay boards
+    QUERY = 0x03  # FF nn 03: one relay's state, on the 1- and 2-relay boards
 
     def __init__(self, relays: RelayBank) -> None:
-        if relays.count != 8:
-            raise ValueError(f"the KMtronic board simulated here has 8 relays, not {relays.count}")
+        if relays.count not in (1, 2, 4, 8):
+            raise ValueError(f"KMtronic boards have 1, 2, 4 or 8 relays, not {relays.count}")
         super().__init__(relays)
 
     def valid(self, frame: bytes) -> bool:
         _, relay, state = frame
-        return (1 <= relay <= 8 and state in (0, 1)) or (relay == self.STATUS and state == 0)
+        small = self.relays.count <= 2
+        if relay == self.STATUS and not small:
+            return state == 0
+        return 1 <= relay <= self.relays.count and (state in (0, 1) or (small and state == self.QUERY))
 
     def execute(self, frame: bytes) -> bytes:
         _, relay, state = frame
         if relay == self.STATUS:
             return bytes(int(self.relays.closed(n)) for n in range(self.relays.count))
+        if state == self.QUERY:
+            return bytes((self.START, relay, int(self.relays.closed(relay - 1))))
         self.relays.command(relay - 1, state == 1)
         return b""
 

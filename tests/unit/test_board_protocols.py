@@ -188,6 +188,19 @@ def test_kmtronic_resynchronises_after_garbage_and_bad_frames() -> None:
     assert closed(board.relays) == {2}
 
 
+def test_kmtronic_four_relay_status_and_two_relay_query() -> None:
+    four = Kmtronic(RelayBank(4))
+    four.receive(bytes([0xFF, 0x04, 0x01, 0xFF, 0x05, 0x01]))  # there is no relay 5
+    assert four.receive(bytes([0xFF, 0x09, 0x00])) == bytes([0, 0, 0, 1])
+    assert four.receive(bytes([0xFF, 0x04, 0x03])) == b""  # per-relay query: small boards only
+    two = Kmtronic(RelayBank(2))
+    two.receive(bytes([0xFF, 0x02, 0x01]))
+    assert two.receive(bytes([0xFF, 0x02, 0x03, 0xFF, 0x01, 0x03])) == bytes([0xFF, 2, 1, 0xFF, 1, 0])
+    assert two.receive(bytes([0xFF, 0x09, 0x00])) == b""
+    with pytest.raises(ValueError, match="1, 2, 4 or 8 relays"):
+        Kmtronic(RelayBank(3))
+
+
 # --- LCUS ------------------------------------------------------------------------------------
 
 
