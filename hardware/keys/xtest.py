@@ -1,0 +1,182 @@
+"""An X11 XTEST keyboard as key outputs, so the rig can play a game on any X display without relays.
+
+Each wired key name maps to a keysym ("Left", "space", ...); the display's own keyboard mapping turns
+it into a keycode once, at open. A change of an output is an XTEST FakeInput KeyPress or KeyRelease
+followed by a round trip (sync), so when set() returns the server has processed the event, and an X
+error or a lost connection is raised there as a KeyOutputError. Only the keycode is pressed, never a
+modifier: keysym "P" presses the same key as "p".
+
+Tested (tests/integration/test_xtest_keys.py) against a real Xvfb: a second X client sees the key
+down and up (QueryKeymap), a window of its own receives KeyPress/KeyRelease for every wired key, and a
+display that is missing, lacks XTEST or dies is a KeyOutputError. Observed there, and the reason this
+backend releases every wired key when it opens: the X server keeps an XTEST key down after the client
+that pressed it has died (SIGKILL), until the server resets. Not tested: real
+Xorg servers and window managers, where the game's window must have the input focus to see the keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+
+from Xlib import X, XK
+from Xlib import display as xdisplay
+from Xlib import error as xerror
+
+from gamerig.hardware.keys.outputs import KeyOutputError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KEYSYMS: dict[str, int | str] = {
+    "left": "Left",
+    "right": "Right",
+    "rotate": "Up",
+    "drop": "space",
+    "new_game": "Return",
+    "pause": "p",
+}
+
+
+def keysym(value: int | str) -> int:
+    """An X keysym from its name ("Left", "space", "a") or number; ValueError says why not."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"a keysym is a name like Left or space, or a number, not {value!r}")
+    code = XK.string_to_keysym(value) if isinstance(value, str) else value
+    if isinstance(value, str) and code == X.NoSymbol:
+        raise ValueError(f"unknown keysym name {value!r} (names as in X11/keysymdef.h without XK_: Left, space, Return, a)")
+    if not 0 < code < 1 << 29:  # keysyms are 29-bit values
+        raise ValueError(f"keysym {value} is outside 1..0x1fffffff")
+    return code
+
+
+def keysym_name(sym: int) -> str:
+    """The keysymdef.h name of a keysym without XK_ ("Left", "space"), or its hex value if python-xlib has none."""
+    return next((name[3:] for name, value in vars(XK).items() if name.startswith("XK_") and value == sym), hex(sym))
+
+
+def wired_keysyms(wiring: Mapping[int, str], keysyms: Mapping[str, int | str] | None = None) -> dict[int, int]:
+    """Output -> keysym for every wired output: `keysyms` over the defaults; ValueError names a key without one."""
+    table = {**DEFAULT_KEYSYMS, **(keysyms or {})}
+    syms = {}
+    for output, key in wiring.items():
+        if key not in table:
+            raise ValueError(f"key {key!r} (output {output}) has no keysym: give one in keysyms")
+        try:
+            syms[output] = keysym(table[key])
+        except ValueError as exc:
+            raise ValueError(f"key {key!r}: {exc}") from None
+    return syms
+
+
+class XtestOutputs:
+    """Wired outputs as keys pressed through XTEST on one X display; implements hardware.keys.outputs.Outputs.
+
+    read_back() asks the server (QueryKeymap) which wired keys are down: a true read back, which also
+    counts a key held down on another keyboard of that display.
+    """
+
+    def __init__(self, wiring: Mapping[int, str], display: str | None = None, keysyms: Mapping[str, int | str] | None = None) -> None:
+        """Connect to `display` (None: $DISPLAY), map every wired key to a keycode and release them all.
+
+        ValueError for a bad keysym; KeyOutputError when the display cannot be opened, has no XTEST,
+        or has no key for a wired keysym."""
+        syms = wired_keysyms(wiring, keysyms)
+        self._keys = dict(wiring)
+        self._lock = threading.Lock()
+        self._errors: list[xerror.XError] = []
+        self._display: xdisplay.Display | None = _connect(display)
+        self.name = f"xtest {self._display.get_display_name()}"
+        try:
+            if not self._display.has_extension("XTEST"):
+                raise KeyOutputError(f"{self.name}: the X server has no XTEST extension (it was started with it disabled: -extension XTEST)")
+            self._codes = {output: self._keycode(output, sym) for output, sym in syms.items()}
+            self._display.set_error_handler(lambda err, request: self._errors.append(err))
+            with self._lock:
+                self._send([(X.KeyRelease, code) for code in self._codes.values()], "release of every key on open")
+        except BaseException:
+            self._display.close()
+            raise
+
+    def _keycode(self, output: int, sym: int) -> int:
+        assert self._display is not None
+        code = self._display.keysym_to_keycode(sym)
+        if code == 0:
+            raise KeyOutputError(
+                f"{self.name}: no key on this display's keyboard makes keysym {keysym_name(sym)} "
+                f"(output {output}, {self._keys[output]}): pick another keysym or add it with xmodmap"
+            )
+        return code
+
+    def set(self, output: int, on: bool) -> None:
+        """Press (on=True) or release the wired output's key; KeyOutputError if unwired, closed or X fails."""
+        if output not in self._codes:
+            raise KeyOutputError(f"{self.name}: output {output} is not wired (wired: {sorted(self._codes)})")
+        with self._lock:
+            self._send([(X.KeyPress if on else X.KeyRelease, self._codes[output])],
+                       f"{'press' if on else 'release'} of output {output} ({self._keys[output]})")
+
+    def release_all(self) -> None:
+        """KeyRelease for every wired key; never raises (a failure is logged).
+
+        The server ignores the release of a key that this XTEST keyboard does not hold down."""
+        with self._lock:
+            if self._display is None:
+                return
+            try:
+                self._send([(X.KeyRelease, code) for code in self._codes.values()], "release of every key")
+            except KeyOutputError as exc:
+                log.warning("%s", exc)
+
+    def read_back(self) -> frozenset[int] | None:
+        """The wired outputs whose key the X server reports down; KeyOutputError if the display is gone."""
+        with self._lock:
+            display = self._require_display()
+            try:
+                keymap = display.query_keymap()
+            except Exception as exc:  # python-xlib raises more than its own error types on a broken link
+                raise KeyOutputError(f"{self.name}: reading the keymap failed: {exc}") from exc
+        return frozenset(output for output, code in self._codes.items() if keymap[code // 8] >> (code % 8) & 1)
+
+    def close(self) -> None:
+        """Release every key and disconnect; calling it again does nothing."""
+        self.release_all()
+        with self._lock:
+            display, self._display = self._display, None
+        if display is not None:
+            try:
+                display.close()
+            except Exception as exc:  # a display that already died
+                log.warning("%s: closing the display: %s", self.name, exc)
+
+    def _require_display(self) -> xdisplay.Display:
+        if self._display is None:
+            raise KeyOutputError(f"{self.name} is closed")
+        return self._display
+
+    def _send(self, events: list[tuple[int, int]], what: str) -> None:
+        """Fake the (event type, keycode) events and wait until the server has processed them."""
+        display = self._require_display()
+        self._errors.clear()
+        try:
+            for event_type, code in events:
+                display.xtest_fake_input(event_type, code)
+            display.sync()
+        except Exception as exc:  # ConnectionClosedError, OSError, and python-xlib's own slips on odd errors
+            raise KeyOutputError(f"{self.name}: {what} failed: {exc}") from exc
+        if self._errors:
+            raise KeyOutputError(f"{self.name}: {what} failed: X error {self._errors[0]}")
+
+
+def _connect(display: str | None) -> xdisplay.Display:
+    """A connection to the display, or a KeyOutputError that says which display and why not."""
+    try:
+        return xdisplay.Display(display)
+    except xerror.DisplayNameError:
+        name = display or os.environ.get("DISPLAY", "")
+        if not name:
+            raise KeyOutputError("xtest: no X display given and DISPLAY is not set") from None
+        raise KeyOutputError(f"xtest {name}: not an X display name (like :0 or host:0)") from None
+    except (xerror.DisplayError, xerror.ConnectionClosedError, OSError) as exc:
+        raise KeyOutputError(f"xtest {display or '$DISPLAY'}: cannot connect: {exc}") from None

@@ -1,0 +1,224 @@
+"""XtestOutputs against real Xvfb servers: a second X client watches the keys (QueryKeymap and a focused
+window's KeyPress/KeyRelease events), and real faults: no display, no XTEST, a server that dies, a
+process killed while it holds a key."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from Xlib import X, XK
+from Xlib import display as xdisplay
+
+from gamerig.hardware.keys.outputs import KeyOutputError
+from gamerig.hardware.keys.xtest import XtestOutputs, keysym_name
+
+pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="the Xvfb binary is not installed (apt install xvfb)")
+
+WIRING = {0: "left", 1: "right", 2: "rotate", 3: "drop", 4: "new_game", 5: "pause"}
+DEFAULT_KEYSYM_NAMES = {"left": "Left", "right": "Right", "rotate": "Up", "drop": "space", "new_game": "Return", "pause": "p"}
+
+
+@contextlib.contextmanager
+def xvfb(*extra: str) -> Iterator[str]:
+    """A fresh Xvfb on a display number it picks itself (-displayfd), so parallel runs never collide;
+    -noreset, because a server that resets when its last client leaves refuses connections meanwhile."""
+    read_end, write_end = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset", *extra],
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_end)
+    try:
+        number = b""
+        while not number.endswith(b"\n"):
+            chunk = os.read(read_end, 16)  # EOF here means Xvfb exited before it was ready
+            assert chunk, f"Xvfb exited with {server.wait(timeout=5)} before it was ready"
+            number += chunk
+        yield f":{int(number)}"
+    finally:
+        os.close(read_end)
+        server.terminate()
+        server.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def display_name() -> Iterator[str]:
+    with xvfb() as name:
+        yield name
+
+
+@pytest.fixture
+def watcher(display_name: str) -> Iterator[xdisplay.Display]:
+    """A second, independent X client on the same display."""
+    client = xdisplay.Display(display_name)
+    yield client
+    client.close()
+
+
+def keys_down(client: xdisplay.Display) -> set[str]:
+    """Keysym names of every key the server reports down."""
+    keymap = client.query_keymap()
+    codes = [code for code in range(8, 256) if keymap[code // 8] >> (code % 8) & 1]
+    return {keysym_name(client.keycode_to_keysym(code, 0)) for code in codes}
+
+
+def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def test_a_pressed_key_is_down_for_another_client_and_up_after_release(
+    display_name: str, watcher: xdisplay.Display
+) -> None:
+    outputs = XtestOutputs(WIRING, display=display_name)
+    try:
+        assert outputs.name == f"xtest {display_name}"
+        outputs.set(2, True)
+        assert keys_down(watcher) == {"Up"}
+        assert outputs.read_back() == frozenset({2})
+        outputs.set(0, True)
+        assert keys_down(watcher) == {"Up", "Left"}
+        assert outputs.read_back() == frozenset({0, 2})
+        outputs.set(2, False)
+        assert keys_down(watcher) == {"Left"}
+        outputs.release_all()
+        assert keys_down(watcher) == set()
+        assert outputs.read_back() == frozenset()
+    finally:
+        outputs.close()
+
+
+def test_a_focused_window_receives_press_and_release_of_every_wired_key(
+    display_name: str, watcher: xdisplay.Display
+) -> None:
+    screen = watcher.screen()
+    window = screen.root.create_window(
+        0, 0, 640, 480, 0, screen.root_depth, event_mask=X.KeyPressMask | X.KeyReleaseMask | X.StructureNotifyMask
+    )
+    window.map()
+    watcher.sync()
+    assert wait_until(lambda: any(watcher.next_event().type == X.MapNotify for _ in range(watcher.pending_events())), 5.0)
+    window.set_input_focus(X.RevertToParent, X.CurrentTime)
+    watcher.sync()
+
+    with contextlib.closing(XtestOutputs(WIRING, display=display_name)) as outputs:
+        for output in WIRING:
+            outputs.set(output, True)
+            outputs.set(output, False)
+
+    received: list[tuple[str, str]] = []
+
+    def all_received() -> bool:
+        for _ in range(watcher.pending_events()):
+            event = watcher.next_event()
+            if event.type in (X.KeyPress, X.KeyRelease) and event.window == window:
+                kind = "press" if event.type == X.KeyPress else "release"
+                received.append((kind, keysym_name(watcher.keycode_to_keysym(event.detail, 0))))
+        return len(received) >= 2 * len(WIRING)
+
+    assert wait_until(all_received, 5.0)
+    expected = [(kind, DEFAULT_KEYSYM_NAMES[WIRING[output]]) for output in WIRING for kind in ("press", "release")]
+    assert received == expected
+    window.destroy()
+    watcher.sync()
+
+
+def test_configured_keysyms_override_the_defaults(display_name: str, watcher: xdisplay.Display) -> None:
+    with contextlib.closing(
+        XtestOutputs({0: "rotate", 1: "fire"}, display=display_name, keysyms={"rotate": "x", "fire": XK.XK_Control_L})
+    ) as outputs:
+        outputs.set(0, True)
+        outputs.set(1, True)
+        assert keys_down(watcher) == {"x", "Control_L"}
+    assert keys_down(watcher) == set()  # close() released both
+
+
+def test_a_key_held_by_a_killed_process_stays_down_until_the_next_open(
+    display_name: str, watcher: xdisplay.Display
+) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import time\n"
+         "from gamerig.hardware.keys.xtest import XtestOutputs\n"
+         f"outputs = XtestOutputs({{0: 'drop'}}, display={display_name!r})\n"
+         "outputs.set(0, True)\n"
+         "print('down', flush=True)\n"
+         "time.sleep(60)\n"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "down\n"
+        holder.send_signal(signal.SIGKILL)  # no Python cleanup runs
+        holder.wait(timeout=5)
+        time.sleep(0.2)
+        # The X server keeps an XTEST key down after its client is gone, so only the next open can let go.
+        assert keys_down(watcher) == {"space"}
+        with contextlib.closing(XtestOutputs({0: "drop"}, display=display_name)) as outputs:
+            assert keys_down(watcher) == set()
+            assert outputs.read_back() == frozenset()
+    finally:
+        holder.kill()
+        holder.wait(timeout=5)
+
+
+def test_unwired_outputs_and_a_closed_backend_are_refused(display_name: str) -> None:
+    outputs = XtestOutputs({0: "left"}, display=display_name)
+    with pytest.raises(KeyOutputError, match=r"output 4 is not wired \(wired: \[0\]\)"):
+        outputs.set(4, True)
+    outputs.close()
+    outputs.close()
+    outputs.release_all()
+    with pytest.raises(KeyOutputError, match=f"xtest {display_name} is closed"):
+        outputs.set(0, True)
+
+
+def test_a_keysym_the_keyboard_lacks_or_does_not_know_is_named(display_name: str) -> None:
+    with pytest.raises(KeyOutputError, match=r"no key on this display's keyboard makes keysym F20 \(output 1, fire\)"):
+        XtestOutputs({0: "left", 1: "fire"}, display=display_name, keysyms={"fire": "F20"})
+    with pytest.raises(ValueError, match=r"key 'fire': unknown keysym name 'Fire'"):
+        XtestOutputs({1: "fire"}, display=display_name, keysyms={"fire": "Fire"})
+    with pytest.raises(ValueError, match=r"key 'jump' \(output 6\) has no keysym: give one in keysyms"):
+        XtestOutputs({6: "jump"}, display=display_name)
+
+
+def test_a_missing_display_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    unused = next(n for n in range(300, 400) if not os.path.exists(f"/tmp/.X11-unix/X{n}"))
+    with pytest.raises(KeyOutputError, match=rf"xtest :{unused}: cannot connect"):
+        XtestOutputs(WIRING, display=f":{unused}")
+    with pytest.raises(KeyOutputError, match=r"xtest nowhere: not an X display name"):
+        XtestOutputs(WIRING, display="nowhere")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    with pytest.raises(KeyOutputError, match=r"no X display given and DISPLAY is not set"):
+        XtestOutputs(WIRING)
+
+
+def test_a_display_without_xtest_is_a_clear_error() -> None:
+    with xvfb("-extension", "XTEST") as name:
+        with pytest.raises(KeyOutputError, match=rf"xtest {name}: the X server has no XTEST extension"):
+            XtestOutputs(WIRING, display=name)
+
+
+def test_a_display_that_dies_fails_set_but_never_release_all_or_close() -> None:
+    with xvfb() as name:
+        outputs = XtestOutputs(WIRING, display=name)
+        outputs.set(0, True)
+    # The server is gone now.
+    with pytest.raises(KeyOutputError, match=rf"xtest {name}: release of output 0 \(left\) failed"):
+        outputs.set(0, False)
+    outputs.release_all()
+    outputs.close()
