@@ -87,6 +87,7 @@ class SerialLink:
         self._device: int | None = None  # st_rdev of the open port, to notice the path naming another
         self._state = LinkState.LOST
         self._stop = threading.Event()
+        self._nudge = threading.Event()  # wakes the watcher early: to reconnect at once, or to stop
         self._watcher = threading.Thread(target=self._watch, name=f"serial watch {settings.port}", daemon=True)
 
     @property
@@ -139,6 +140,7 @@ class SerialLink:
     def close(self) -> None:
         """Stop the watcher and close the port and the record file."""
         self._stop.set()
+        self._nudge.set()
         if self._watcher.is_alive() and self._watcher is not threading.current_thread():
             self._watcher.join(timeout=2.0)
         with self.lock:
@@ -171,7 +173,9 @@ class SerialLink:
         """Check the idle port while connected; reopen it with backoff while lost."""
         failures = 0
         delay = self.settings.watch_interval
-        while not self._stop.wait(delay):
+        while True:
+            self._nudge.wait(delay)
+            self._nudge.clear()
             with self.lock:
                 if self._stop.is_set():
                     return
@@ -207,6 +211,7 @@ class SerialLink:
         self._close_port()
         if self._state is LinkState.CONNECTED:
             self._set_state(LinkState.LOST, reason)
+            self._nudge.set()
 
     def _close_port(self) -> None:
         port, self._port = self._port, None
