@@ -21,7 +21,10 @@ when its last byte would have arrived, a reply is written when its last byte wou
 sent.  Off by default; a pty transfers instantly.
 
 Tested (tests/integration/test_virtual_relay_board.py) with real ptys and real pyserial for every
-protocol, unplug/replug, stuck relays and pacing.  Not modelled: baud or parity mismatches,
+protocol, unplug/replug, stuck relays and pacing.  Measured ad hoc on the shared 2-core machine
+(pyserial writes ``SK0``/``RK0`` 400 times; time from the write to on_change's t): pacing off,
+p50 0.12 ms and p99 0.2 ms when quiet, 1-4 ms while another process kept a core busy; at 9600
+baud p50 4.4 ms (the wire alone is 4.17 ms) and p99 5.8-6.6 ms, the tail being scheduling.  Not modelled: baud or parity mismatches,
 modem lines (a pty has none), the ADR2200's digital inputs, counters and interrupt messages.
 """
 
