@@ -140,6 +140,7 @@ def test_unplug_breaks_the_port_and_replug_reopens_the_same_link(
         assert port.read_until(b"\r") == b"00000000\r"
         assert port.read_until(b"\r") == b"00000010\r"
     assert changes.wait_for(5)[4:] == [(1, True)]
+    assert board.received() == b"SK0\rSK5\rRPK\rRPK\rSK1\rRPK\r"  # kept across the replug
 
 
 def test_driver_may_close_and_reopen_while_plugged(board: VirtualRelayBoard) -> None:
