@@ -109,19 +109,20 @@ def test_camera_disconnect_is_seen_by_the_client_and_a_reopen_works_after() -> N
         capture = cv2.VideoCapture(target.url, cv2.CAP_FFMPEG, OPEN_PARAMS)
         assert capture.isOpened()
         read_frames(capture, 5)
-        target.disconnect_camera(1.0)
+        target.disconnect_camera(2.0)
         t0 = time.monotonic()
         failed = False
         while time.monotonic() - t0 < 1.5 and not failed:  # frames buffered before the cut may still come
             failed = not capture.read()[0]
         capture.release()
         assert failed, "the client never noticed the camera going away"
+        assert not target.stream.online
         refused = cv2.VideoCapture(target.url, cv2.CAP_FFMPEG, OPEN_PARAMS)
         assert not refused.isOpened() or not refused.read()[0]
         refused.release()
-        assert not target.stream.online
-        time.sleep(max(0.0, 1.2 - (time.monotonic() - t0)))
-        assert target.stream.online
+        while not target.stream.online:
+            assert time.monotonic() - t0 < 4.0, "the camera never came back"
+            time.sleep(0.05)
         again = cv2.VideoCapture(target.url, cv2.CAP_FFMPEG, OPEN_PARAMS)
         try:
             assert again.isOpened()
