@@ -73,6 +73,9 @@ class RelayBoard:
             self._commanded.clear()
             for command in self.protocol.release_all():
                 self._link.exchange(command)
+            self._confirm()  # a relay that stays closed (stuck) can only be reported, so say so loudly
+        except ReadbackMismatch as exc:
+            log.error("%s: release_all: %s", self.name, exc)
         except KeyOutputError as exc:
             log.warning("%s: release_all incomplete: %s", self.name, exc)
         finally:

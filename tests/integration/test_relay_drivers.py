@@ -103,21 +103,21 @@ def open_keys(board: VirtualRelayBoard, record: Path | None = None, **config: An
 
 
 ADR = {
-    "open": b"ID\rMK0\rRPK\r" + b"MK0\r",  # the board's start-up, then KeyOutput's release on open
+    "open": b"ID\rMK0\rRPK\r" + b"MK0\rRPK\r",  # the board's start-up, then KeyOutput's release on open
     "press": b"SK0\rRPK\rRK0\rRPK\r",
-    "close": b"MK0\r",
+    "close": b"MK0\rRPK\r",
 }
 NUMATO_OFF = b"".join(b"relay off %d\r" % n for n in range(8))
 NUMATO = {
-    "open": NUMATO_OFF + b"relay readall\r" + NUMATO_OFF,
+    "open": (NUMATO_OFF + b"relay readall\r") * 2,
     "press": b"relay on 0\rrelay readall\rrelay off 0\rrelay readall\r",
-    "close": NUMATO_OFF,
+    "close": NUMATO_OFF + b"relay readall\r",
 }
 KMTRONIC_OFF = b"".join(bytes((0xFF, n, 0x00)) for n in range(1, 9))
 KMTRONIC = {
-    "open": KMTRONIC_OFF + b"\xff\x09\x00" + KMTRONIC_OFF,
+    "open": (KMTRONIC_OFF + b"\xff\x09\x00") * 2,
     "press": b"\xff\x01\x01\xff\x09\x00\xff\x01\x00\xff\x09\x00",
-    "close": KMTRONIC_OFF,
+    "close": KMTRONIC_OFF + b"\xff\x09\x00",
 }
 LCUS_OFF = bytes.fromhex("A0 01 00 A1 A0 02 00 A2 A0 03 00 A3 A0 04 00 A4")
 LCUS = {"open": LCUS_OFF + LCUS_OFF, "press": bytes.fromhex("A0 01 01 A2 A0 01 00 A1"), "close": LCUS_OFF}
@@ -161,7 +161,7 @@ def test_adr2200_rs485_address_prefixes_every_command(make_board: Callable[..., 
     board = make_board("adr2200", address=3)
     with open_keys(board, address=3) as keys:
         keys.press("drop")
-        assert board.received() == b"3ID\r3MK0\r3RPK\r3MK0\r3SK3\r3RPK\r3RK3\r3RPK\r"
+        assert board.received() == b"3ID\r3MK0\r3RPK\r3MK0\r3RPK\r3SK3\r3RPK\r3RK3\r3RPK\r"
 
 
 def test_a_relay_stuck_closed_is_caught_by_readback_and_named(make_board: Callable[..., VirtualRelayBoard]) -> None:
