@@ -66,6 +66,8 @@ class RelayBoard:
 
     def release_all(self) -> None:
         """Open every relay; best effort: logs instead of raising, and gives up on a dead port."""
+        if self._link.state is not LinkState.CONNECTED:
+            return  # nothing to reach; the start-up on reconnect releases everything first
         if not self._link.lock.acquire(timeout=RELEASE_LOCK_TIMEOUT_S):
             log.error("%s: release_all could not get the port within %s s", self.name, RELEASE_LOCK_TIMEOUT_S)
             return

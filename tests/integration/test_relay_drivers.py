@@ -187,6 +187,18 @@ def test_a_relay_that_will_not_close_fails_the_press_and_is_released(
         assert board.received().endswith(b"relay off 0\rrelay readall\r")
 
 
+def test_guard_opens_a_relay_the_caller_never_releases(
+    make_board: Callable[..., VirtualRelayBoard], contacts: Contacts
+) -> None:
+    board = make_board("kmtronic")
+    with open_keys(board, channels=8, max_hold_ms=150) as keys:
+        keys.down("rotate")  # and then the caller hangs
+        assert wait_until(lambda: contacts.edges() == [(2, True), (2, False)], 2.0), contacts.edges()
+        (_, _, closed_t), (_, _, opened_t) = contacts.seen
+        assert 0.150 <= opened_t - closed_t < 1.0
+        assert keys.state()["rotate"] is False and keys.timing_stats().guard_releases == 1
+
+
 def test_port_lost_while_idle_recovers_at_the_same_path(
     make_board: Callable[..., VirtualRelayBoard], contacts: Contacts, tmp_path: Path
 ) -> None:
