@@ -14,7 +14,7 @@ from gamerig.hardware.frames import open_source
 from gamerig.hardware.frames.source import SourceState
 from gamerig.hardware.sim.camera_feed import CameraFeed
 from gamerig.hardware.sim.synthetic_camera import CameraSettings
-from gamerig.hardware.sim.target import Target, TargetOptions
+from gamerig.hardware.sim.target import Target, TargetOptions, measure_performance
 
 OPEN_PARAMS = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, 1500, cv2.CAP_PROP_READ_TIMEOUT_MSEC, 1000]
 
@@ -154,3 +154,10 @@ def test_every_client_gets_the_stream() -> None:
         finally:
             for capture in captures:
                 capture.release()
+
+
+def test_measure_performance_counts_streamed_frames_and_cpu() -> None:
+    result = measure_performance(1.0, keys_per_second=2.0)
+    assert 0.9 < result.wall_s < 3.0
+    assert 20 < result.streamed <= result.frames  # real-time frames; the figures are a benchmark's job
+    assert 0.0 < result.cpu_fraction < 1.0 and result.fps == result.streamed / result.wall_s
