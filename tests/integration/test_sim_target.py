@@ -15,6 +15,7 @@ from gamerig.games.tetris.engine import FallingPiece, Game
 from gamerig.games.tetris.rules import Rules
 from gamerig.games.tetris.sequence import make_source
 from gamerig.games.tetris.skins import UNKNOWN_PIECE_ID
+from gamerig.hardware.sim.faults import Fault, FaultSchedule, parse_fault, target_actions
 from gamerig.hardware.sim.game_session import GameOptions, GameSession, gravity_frames
 from gamerig.hardware.sim.ground_truth import FrameTruth
 from gamerig.hardware.sim.target import Target, TargetOptions
@@ -216,3 +217,22 @@ def test_preview_off_hides_the_next_piece_and_sz_mode_alternates() -> None:
         kinds.append(session.game.piece.kind)
         session.step(["drop"])
     assert kinds == ["S", "Z", "S", "Z"]
+
+
+def test_command_line_faults_are_checked_then_applied_on_time() -> None:
+    assert parse_fault("freeze=2@10") == Fault("freeze", 2.0, 10.0)
+    assert parse_fault("clear") == Fault("clear", None, 0.0)
+    for spec, reason in (
+        ("smoke=1", "unknown fault 'smoke'"),
+        ("freeze@3", "needs a value"),
+        ("drop=1.5", "probability in 0..1"),
+        ("place=Q", "one of O, I"),
+        ("junk=2@-1", ">= 0 s"),
+    ):
+        with pytest.raises(ValueError, match=reason):
+            parse_fault(spec)
+    with Target(TargetOptions(game=GameOptions(sequence="fixed", pieces="O"))) as target:
+        schedule = FaultSchedule([parse_fault("junk=3@0.1"), parse_fault("place=T@0.1")], target_actions(target)).start()
+        wait_for(lambda: (r := target.truth.latest()) is not None and r.piece is not None and r.piece.kind == "T")
+        wait_for(lambda: any("#" in row for row in target.truth.latest().board))
+        schedule.cancel()

@@ -1,0 +1,138 @@
+"""Faults given on the simulator's command line, checked at once and applied at their time.
+
+A fault is written ``NAME[=VALUE][@SECONDS]``: ``freeze=2@10`` freezes the camera for 2 s, 10 s
+after start; ``drop=0.2`` drops a fifth of the key presses from the start; ``clear@5`` clears the
+board at 5 s.  :data:`TARGET_FAULTS` lists the target's own faults; the relay board's (a stuck
+relay, a serial unplug) are added the same way by whoever assembles the simulator, as another
+:class:`FaultKind` table and the matching actions.  Timers run in daemon threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gamerig.games.tetris.pieces import PIECE_NAMES
+
+from .target import Target
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """A fault's help text and how its value is read (raising ValueError with the reason)."""
+
+    help: str
+    convert: Callable[[str | None], object]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One parsed fault: what, with which value, how many seconds after start."""
+
+    name: str
+    value: object
+    at: float
+
+
+def _seconds(text: str | None) -> float:
+    value = float(_needed(text))
+    if not value > 0:
+        raise ValueError(f"needs a positive number of seconds, got {text}")
+    return value
+
+
+def _probability(text: str | None) -> float:
+    value = float(_needed(text))
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"needs a probability in 0..1, got {text}")
+    return value
+
+
+def _rows(text: str | None) -> int:
+    value = int(_needed(text))
+    if value < 1:
+        raise ValueError(f"needs a row count >= 1, got {text}")
+    return value
+
+
+def _piece(text: str | None) -> str:
+    if text not in tuple(PIECE_NAMES):
+        raise ValueError(f"needs a piece, one of {', '.join(PIECE_NAMES)}, got {text}")
+    return text
+
+
+def _nothing(text: str | None) -> None:
+    if text is not None:
+        raise ValueError(f"takes no value, got {text}")
+
+
+def _needed(text: str | None) -> str:
+    if text is None:
+        raise ValueError("needs a value (NAME=VALUE)")
+    return text
+
+
+TARGET_FAULTS: Mapping[str, FaultKind] = {
+    "freeze": FaultKind("freeze=SECONDS: the camera repeats its last frame", _seconds),
+    "black": FaultKind("black=SECONDS: the camera sends black frames", _seconds),
+    "disconnect": FaultKind("disconnect=SECONDS: the camera drops off the network", _seconds),
+    "drop": FaultKind("drop=P: each key press is lost with probability P", _probability),
+    "junk": FaultKind("junk=ROWS: junk rows push the pile up", _rows),
+    "place": FaultKind("place=PIECE: calibration, put a piece at the top", _piece),
+    "clear": FaultKind("clear: calibration, empty the board", _nothing),
+}
+
+
+def parse_fault(spec: str, kinds: Mapping[str, FaultKind] = TARGET_FAULTS) -> Fault:
+    """Read ``NAME[=VALUE][@SECONDS]``; a ValueError names the fault and says what is wrong."""
+    body, _, at_text = spec.strip().partition("@")
+    name, has_value, value_text = body.partition("=")
+    kind = kinds.get(name)
+    if kind is None:
+        raise ValueError(f"fault {spec!r}: unknown fault {name!r}; known: {', '.join(kinds)}")
+    try:
+        value = kind.convert(value_text if has_value else None)
+        at = float(at_text) if at_text else 0.0
+    except ValueError as error:
+        raise ValueError(f"fault {spec!r}: {name} {error} ({kind.help})") from None
+    if at < 0:
+        raise ValueError(f"fault {spec!r}: the time after start must be >= 0 s, got {at_text}")
+    return Fault(name, value, at)
+
+
+def target_actions(target: Target) -> dict[str, Callable[[Any], None]]:
+    """How each of :data:`TARGET_FAULTS` is applied to ``target`` (values as their kinds convert them)."""
+    return {
+        "freeze": target.freeze_camera,
+        "black": target.black_frames,
+        "disconnect": target.disconnect_camera,
+        "drop": target.set_drop_probability,
+        "junk": target.add_junk_rows,
+        "place": target.place_piece,
+        "clear": lambda _: target.clear_board(),
+    }
+
+
+class FaultSchedule:
+    """Applies faults at their times after :meth:`start`; :meth:`cancel` stops the ones still due."""
+
+    def __init__(self, faults: list[Fault], actions: Mapping[str, Callable[[Any], None]]) -> None:
+        missing = sorted({f.name for f in faults} - set(actions))
+        if missing:
+            raise ValueError(f"no action for the faults {', '.join(missing)}")
+        self._timers = [threading.Timer(f.at, actions[f.name], args=(f.value,)) for f in faults]
+        for timer in self._timers:
+            timer.daemon = True
+
+    def start(self) -> FaultSchedule:
+        """Start the clock: each fault fires its seconds from now."""
+        for timer in self._timers:
+            timer.start()
+        return self
+
+    def cancel(self) -> None:
+        """Cancel the faults not applied yet."""
+        for timer in self._timers:
+            timer.cancel()
