@@ -144,7 +144,9 @@ class UinputOutputs:
         self._keys = dict(wiring)
         self._codes = wired_keycodes(wiring, keycodes)
         self._ioctl = ioctl
-        self._lock = threading.Lock()
+        # Re-entrant: a signal handler's release_all may interrupt this thread inside set(); each
+        # write is whole before a handler can run, so its release lands between two reports.
+        self._lock = threading.RLock()
         self._fd: int | None = _open(device)
         try:
             self._create()

@@ -16,10 +16,11 @@ Xorg servers and window managers, where the game's window must have the input fo
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from Xlib import X, XK
 from Xlib import display as xdisplay
@@ -29,6 +30,8 @@ from gamerig.hardware.keys.outputs import KeyOutputError
 
 log = logging.getLogger(__name__)
 
+#: How long release_all waits for the connection, and then for a new connection's release.
+RELEASE_WAIT_S = 1.0
 DEFAULT_KEYSYMS: dict[str, int | str] = {
     "left": "Left",
     "right": "Right",
@@ -75,6 +78,11 @@ class XtestOutputs:
 
     read_back() asks the server (QueryKeymap) which wired keys are down: a true read back, which also
     counts a key held down on another keyboard of that display.
+
+    One lock serialises every use of the connection (python-xlib is not thread-safe by default). A
+    release_all that cannot have the connection (a signal handler that interrupted this thread in
+    the middle of a request, or another thread stuck in one) releases the keys through a second,
+    short-lived connection instead: the server's XTEST keyboard is shared by all its clients.
     """
 
     def __init__(self, wiring: Mapping[int, str], display: str | None = None, keysyms: Mapping[str, int | str] | None = None) -> None:
@@ -85,16 +93,18 @@ class XtestOutputs:
         syms = wired_keysyms(wiring, keysyms)
         self._keys = dict(wiring)
         self._lock = threading.Lock()
+        self._owner: int | None = None  # the thread inside _connection(), if any
         self._errors: list[xerror.XError] = []
         self._display: xdisplay.Display | None = _connect(display)
-        self.name = f"xtest {self._display.get_display_name()}"
+        self._display_name = self._display.get_display_name()
+        self.name = f"xtest {self._display_name}"
         try:
             if not self._display.has_extension("XTEST"):
-                raise KeyOutputError(f"{self.name}: the X server has no XTEST extension (it was started with it disabled: -extension XTEST)")
+                raise KeyOutputError(f"{self.name}: the X server has no XTEST extension")
             self._codes = {output: self._keycode(output, sym) for output, sym in syms.items()}
             self._display.set_error_handler(lambda err, request: self._errors.append(err))
-            with self._lock:
-                self._send([(X.KeyRelease, code) for code in self._codes.values()], "release of every key on open")
+            with self._connection():
+                self._send(self._release_events(), "release of every key on open")
         except BaseException:
             self._display.close()
             raise
@@ -110,28 +120,36 @@ class XtestOutputs:
         return code
 
     def set(self, output: int, on: bool) -> None:
-        """Press (on=True) or release the wired output's key; KeyOutputError if unwired, closed or X fails."""
+        """Press (on=True) or release the wired output's key; KeyOutputError if unwired, closed or X fails.
+
+        Blocks until the server has processed the event: a server that stops answering blocks it."""
         if output not in self._codes:
             raise KeyOutputError(f"{self.name}: output {output} is not wired (wired: {sorted(self._codes)})")
-        with self._lock:
+        with self._connection():
             self._send([(X.KeyPress if on else X.KeyRelease, self._codes[output])],
                        f"{'press' if on else 'release'} of output {output} ({self._keys[output]})")
 
     def release_all(self) -> None:
-        """KeyRelease for every wired key; never raises (a failure is logged).
+        """KeyRelease for every wired key; never raises (a failure is logged) and never waits much
+        more than 2 x RELEASE_WAIT_S, even on a server that stopped answering.
 
-        The server ignores the release of a key that this XTEST keyboard does not hold down."""
-        with self._lock:
-            if self._display is None:
-                return
+        The server ignores the release of a key that its XTEST keyboard does not hold down."""
+        if self._owner != threading.get_ident() and self._lock.acquire(timeout=RELEASE_WAIT_S):
             try:
-                self._send([(X.KeyRelease, code) for code in self._codes.values()], "release of every key")
+                self._owner = threading.get_ident()
+                if self._display is not None:
+                    self._send(self._release_events(), "release of every key")
             except KeyOutputError as exc:
                 log.warning("%s", exc)
+            finally:
+                self._owner = None
+                self._lock.release()
+        elif self._display is not None:
+            self._release_on_new_connection()
 
     def read_back(self) -> frozenset[int] | None:
         """The wired outputs whose key the X server reports down; KeyOutputError if the display is gone."""
-        with self._lock:
+        with self._connection():
             display = self._require_display()
             try:
                 keymap = display.query_keymap()
@@ -142,7 +160,7 @@ class XtestOutputs:
     def close(self) -> None:
         """Release every key and disconnect; calling it again does nothing."""
         self.release_all()
-        with self._lock:
+        with self._connection():
             display, self._display = self._display, None
         if display is not None:
             try:
@@ -150,23 +168,60 @@ class XtestOutputs:
             except Exception as exc:  # a display that already died
                 log.warning("%s: closing the display: %s", self.name, exc)
 
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[None]:
+        """Hold the connection lock, noting which thread has it (see release_all)."""
+        with self._lock:
+            self._owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._owner = None
+
     def _require_display(self) -> xdisplay.Display:
         if self._display is None:
             raise KeyOutputError(f"{self.name} is closed")
         return self._display
 
+    def _release_events(self) -> list[tuple[int, int]]:
+        return [(X.KeyRelease, code) for code in self._codes.values()]
+
     def _send(self, events: list[tuple[int, int]], what: str) -> None:
         """Fake the (event type, keycode) events and wait until the server has processed them."""
-        display = self._require_display()
         self._errors.clear()
         try:
-            for event_type, code in events:
-                display.xtest_fake_input(event_type, code)
-            display.sync()
+            _fake(self._require_display(), events)
         except Exception as exc:  # ConnectionClosedError, OSError, and python-xlib's own slips on odd errors
             raise KeyOutputError(f"{self.name}: {what} failed: {exc}") from exc
         if self._errors:
             raise KeyOutputError(f"{self.name}: {what} failed: X error {self._errors[0]}")
+
+    def _release_on_new_connection(self) -> None:
+        """Release every key through a connection of its own, made in a thread that is given up on
+        after RELEASE_WAIT_S (python-xlib has no timeouts; a stopped server would hang it)."""
+
+        def release() -> None:
+            try:
+                display = xdisplay.Display(self._display_name)
+                try:
+                    _fake(display, self._release_events())
+                finally:
+                    display.close()
+            except Exception as exc:
+                log.warning("%s: release of every key on a new connection failed: %s", self.name, exc)
+
+        worker = threading.Thread(target=release, name=f"release {self.name}", daemon=True)
+        worker.start()
+        worker.join(RELEASE_WAIT_S)
+        if worker.is_alive():
+            log.warning("%s: the X server did not answer a release within %g s", self.name, RELEASE_WAIT_S)
+
+
+def _fake(display: xdisplay.Display, events: list[tuple[int, int]]) -> None:
+    """Send XTEST events and wait (sync) until the server has processed them and reported any error."""
+    for event_type, code in events:
+        display.xtest_fake_input(event_type, code)
+    display.sync()
 
 
 def _connect(display: str | None) -> xdisplay.Display:

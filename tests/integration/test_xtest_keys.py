@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -18,7 +19,7 @@ from Xlib import X, XK
 from Xlib import display as xdisplay
 
 from gamerig.hardware.keys.outputs import KeyOutputError
-from gamerig.hardware.keys.xtest import XtestOutputs, keysym_name
+from gamerig.hardware.keys.xtest import RELEASE_WAIT_S, XtestOutputs, keysym_name
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="the Xvfb binary is not installed (apt install xvfb)")
 
@@ -27,7 +28,7 @@ DEFAULT_KEYSYM_NAMES = {"left": "Left", "right": "Right", "rotate": "Up", "drop"
 
 
 @contextlib.contextmanager
-def xvfb(*extra: str) -> Iterator[str]:
+def xvfb(*extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A fresh Xvfb on a display number it picks itself (-displayfd), so parallel runs never collide;
     -noreset, because a server that resets when its last client leaves refuses connections meanwhile."""
     read_end, write_end = os.pipe()
@@ -44,7 +45,7 @@ def xvfb(*extra: str) -> Iterator[str]:
             chunk = os.read(read_end, 16)  # EOF here means Xvfb exited before it was ready
             assert chunk, f"Xvfb exited with {server.wait(timeout=5)} before it was ready"
             number += chunk
-        yield f":{int(number)}"
+        yield f":{int(number)}", server
     finally:
         os.close(read_end)
         server.terminate()
@@ -53,7 +54,7 @@ def xvfb(*extra: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def display_name() -> Iterator[str]:
-    with xvfb() as name:
+    with xvfb() as (name, _):
         yield name
 
 
@@ -208,13 +209,13 @@ def test_a_missing_display_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_a_display_without_xtest_is_a_clear_error() -> None:
-    with xvfb("-extension", "XTEST") as name:
+    with xvfb("-extension", "XTEST") as (name, _):
         with pytest.raises(KeyOutputError, match=rf"xtest {name}: the X server has no XTEST extension"):
             XtestOutputs(WIRING, display=name)
 
 
 def test_a_display_that_dies_fails_set_but_never_release_all_or_close() -> None:
-    with xvfb() as name:
+    with xvfb() as (name, _):
         outputs = XtestOutputs(WIRING, display=name)
         outputs.set(0, True)
     # The server is gone now.
@@ -222,3 +223,46 @@ def test_a_display_that_dies_fails_set_but_never_release_all_or_close() -> None:
         outputs.set(0, False)
     outputs.release_all()
     outputs.close()
+
+
+def test_release_all_from_a_signal_handler_never_deadlocks_a_press_in_progress(display_name: str) -> None:
+    # SIGALRM every 20 ms while the main thread presses for a second: most alarms land while set()
+    # holds the connection, so the handler's release_all must neither wait for it nor corrupt it.
+    script = (
+        "import signal, sys, time\n"
+        "from gamerig.hardware.keys.xtest import XtestOutputs\n"
+        "outputs = XtestOutputs({0: 'left'}, display=sys.argv[1])\n"
+        "alarms = []\n"
+        "signal.signal(signal.SIGALRM, lambda signum, frame: (alarms.append(1), outputs.release_all()))\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.02, 0.02)\n"
+        "end = time.monotonic() + 1.0\n"
+        "while time.monotonic() < end:\n"
+        "    outputs.set(0, True)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0)\n"
+        "outputs.close()\n"
+        "print(len(alarms))\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script, display_name], capture_output=True, text=True, timeout=30)
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout) >= 20, "too few alarms landed to exercise the handler"
+
+
+def test_release_all_gives_up_on_a_server_that_stopped_answering() -> None:
+    with xvfb() as (name, server):
+        outputs = XtestOutputs(WIRING, display=name)
+        outputs.set(0, True)
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            stuck = threading.Thread(target=outputs.set, args=(1, True), daemon=True)  # blocks in its sync
+            stuck.start()
+            time.sleep(0.1)
+            started = time.monotonic()
+            outputs.release_all()  # the connection is taken and a new one gets no answer: it must return
+            assert time.monotonic() - started < 2 * RELEASE_WAIT_S + 1.5
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        stuck.join(timeout=5)
+        outputs.close()
+        watcher = xdisplay.Display(name)
+        assert keys_down(watcher) == set()
+        watcher.close()

@@ -9,6 +9,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,35 @@ def test_a_dead_device_fails_set_but_never_release_all_or_close(tmp_path: Path) 
     outputs.close()
     with pytest.raises(KeyOutputError, match="is closed"):
         outputs.set(3, True)
+
+
+def test_release_all_from_a_signal_handler_never_deadlocks_a_press_in_progress(tmp_path: Path) -> None:
+    # SIGALRM every 2 ms while the main thread presses for half a second: many alarms land while
+    # set() holds the lock, and the handler's release_all must get through.
+    path = tmp_path / "uinput"
+    path.touch()
+    script = (
+        "import signal, sys, time\n"
+        "from gamerig.hardware.keys.uinput import UinputOutputs\n"
+        "outputs = UinputOutputs({0: 'left'}, device=sys.argv[1], ioctl=lambda fd, request, arg=0: 0)\n"
+        "alarms = []\n"
+        "signal.signal(signal.SIGALRM, lambda signum, frame: (alarms.append(1), outputs.release_all()))\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)\n"
+        "end = time.monotonic() + 0.5\n"
+        "while time.monotonic() < end:\n"
+        "    outputs.set(0, True)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0)\n"
+        "print(len(alarms))\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=15)
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout) >= 20, "too few alarms landed to exercise the handler"
+    written = path.read_bytes()
+    size = len(SYN)
+    events = [written[at:at + size] for at in range(0, len(written), size)]
+    # Whole reports only: each key event is followed by its SYN_REPORT, whatever interrupted what.
+    assert events[1::2] == [SYN] * (len(events) // 2) and len(events) % 2 == 0
+    assert set(events[0::2]) == {event(EV_KEY, KEY_LEFT, 1), event(EV_KEY, KEY_LEFT, 0)}
 
 
 def test_an_unwired_output_is_refused(tmp_path: Path) -> None:
