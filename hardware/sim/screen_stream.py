@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import logging
 import socket
 import threading
 import time
 
 BOUNDARY = "gamerigframe"
 _WAIT_S = 0.25  # how often an idle client thread looks at the stop flags
+_RETRY_S = 0.2  # between attempts to listen again after a disconnect
+
+log = logging.getLogger(__name__)
 
 
 class MjpegStreamServer:
@@ -134,7 +138,15 @@ class MjpegStreamServer:
         with self._cond:
             if self._stopped or self._httpd is not None:
                 return
-        self._listen(self.port)
+        try:
+            self._listen(self.port)
+        except OSError as error:  # the port was taken meanwhile: keep trying, as a camera would
+            log.warning("camera stream cannot listen on port %d again (%s); retrying", self.port, error)
+            timer = threading.Timer(_RETRY_S, self._come_back)
+            timer.daemon = True
+            with self._cond:
+                self._reconnect = timer
+            timer.start()
 
     # ---- the client side -------------------------------------------------------------------
 
