@@ -9,6 +9,7 @@ relay, a serial unplug) are added the same way by whoever assembles the simulato
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any
 from gamerig.games.tetris.pieces import PIECE_NAMES
 
 from .target import Target
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class FaultSchedule:
         missing = sorted({f.name for f in faults} - set(actions))
         if missing:
             raise ValueError(f"no action for the faults {', '.join(missing)}")
-        self._timers = [threading.Timer(f.at, actions[f.name], args=(f.value,)) for f in faults]
+        self._timers = [threading.Timer(f.at, _apply, args=(f, actions[f.name])) for f in faults]
         for timer in self._timers:
             timer.daemon = True
 
@@ -136,3 +139,11 @@ class FaultSchedule:
         """Cancel the faults not applied yet."""
         for timer in self._timers:
             timer.cancel()
+
+
+def _apply(fault: Fault, action: Callable[[Any], None]) -> None:
+    """Apply a scheduled fault; one the simulator refuses then (a piece that does not fit) is logged."""
+    try:
+        action(fault.value)
+    except ValueError as error:
+        log.warning("fault %s at %.1f s not applied: %s", fault.name, fault.at, error)

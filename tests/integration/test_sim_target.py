@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
+import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -15,6 +17,7 @@ from gamerig.games.tetris.engine import FallingPiece, Game
 from gamerig.games.tetris.rules import Rules
 from gamerig.games.tetris.sequence import make_source
 from gamerig.games.tetris.skins import UNKNOWN_PIECE_ID
+from gamerig.hardware.sim.control import ControlServer
 from gamerig.hardware.sim.faults import Fault, FaultSchedule, parse_fault, target_actions
 from gamerig.hardware.sim.game_session import GameOptions, GameSession, gravity_frames
 from gamerig.hardware.sim.ground_truth import FrameTruth
@@ -236,3 +239,31 @@ def test_command_line_faults_are_checked_then_applied_on_time() -> None:
         wait_for(lambda: (r := target.truth.latest()) is not None and r.piece is not None and r.piece.kind == "T")
         wait_for(lambda: any("#" in row for row in target.truth.latest().board))
         schedule.cancel()
+
+
+def test_the_control_interface_takes_faults_and_gives_the_truth_over_http() -> None:
+    with Target(TargetOptions(game=GameOptions(sequence="fixed", pieces="O"))) as target, ControlServer(
+        target.truth, target_actions(target)
+    ) as control:
+
+        def post(spec: str) -> tuple[int, str]:
+            request = urllib.request.Request(control.url + "/fault", data=spec.encode(), method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=2) as reply:
+                    return reply.status, reply.read().decode()
+            except urllib.error.HTTPError as error:
+                return error.code, error.read().decode()
+
+        def get(path: str) -> object:
+            with urllib.request.urlopen(control.url + path, timeout=2) as reply:
+                return json.loads(reply.read())
+
+        assert post("place=L") == (204, "")
+        wait_for(lambda: (r := get("/truth")) is not None and r["piece"] is not None and r["piece"]["kind"] == "L")
+        status, reason = post("junk=many")
+        assert status == 400 and "junk" in reason and "many" in reason
+        assert post("junk=2@0.2")[0] == 204
+        wait_for(lambda: any("#" in row for row in get("/truth")["board"]))
+        press(target, "rotate")
+        wait_for(lambda: [k["key"] for k in get("/received")] == ["rotate"])
+        assert [e["pressed"] for e in get("/edges")] == [True, False]
