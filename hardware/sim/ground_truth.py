@@ -5,8 +5,10 @@ Three kinds of record, queryable in process and, when a path is given, streamed 
 
 - ``frame``: every game frame: its number and time, the board (text rows, top row first, ``#``
   filled), the piece in play (type, orientation, origin), the next piece when shown, score, lines,
-  level, paused / over, and which earlier frame's screen the camera is showing at that moment
-  (``camera_frame``: None while the camera is black, frozen frames repeat an old number);
+  level, paused / over, and which earlier frame's screen the camera sent at that frame
+  (``camera_frame``: the frame number minus the camera latency; a frozen camera repeats an old
+  number; None for a black frame or when the camera sent nothing: a dropped frame, or a frame the
+  loop ran late and did not film);
 - ``edge``: every debounced key edge with its contact time, dropped presses flagged;
 - ``received``: every key the game read, with the frame that read it and its contact time.
 
@@ -51,7 +53,7 @@ class FrameTruth:
     level: int
     paused: bool
     over: bool
-    camera_frame: int | None  # the frame whose screen the camera shows now
+    camera_frame: int | None  # the frame whose screen the camera sent at this frame
 
 
 @dataclass(frozen=True)
