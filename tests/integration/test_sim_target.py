@@ -170,6 +170,8 @@ def test_keys_move_the_piece_and_the_ground_truth_replays_on_the_engine(tmp_path
         time.sleep(0.2)
     records = target.truth.frames()
     assert [r.frame for r in records] == list(range(len(records)))  # every frame, none skipped
+    shown = [r for r in records if r.camera_frame is not None]
+    assert len(shown) > 0.8 * len(records) and all(r.camera_frame == max(0, r.frame - 3) for r in shown)
     received = defaultdict(list)
     for key in target.truth.received():
         received[key.frame].append(key.key)
