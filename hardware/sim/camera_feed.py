@@ -83,12 +83,17 @@ class CameraFeed:
         """Show a black (dark, noisy) frame until time ``until``."""
         self._black_until = until
 
+    def look(self, frame: int, screen: np.ndarray) -> None:
+        """The screen of a frame the camera sees but sends nothing for (the sender ran late), so
+        the latency stays the same number of frames."""
+        self._delay.append((frame, screen))
+
     def capture(self, frame: int, screen: np.ndarray, t: float) -> Shot:
         """The camera's frame at game frame ``frame`` (time ``t``), given that frame's screen.
 
         Pass the same array object while the screen is unchanged: a new object is filmed anew.
         """
-        self._delay.append((frame, screen))
+        self.look(frame, screen)
         shows, image = self._delay[0]
         if t < self._frozen_until and self._last.jpeg is not None:
             return self._last

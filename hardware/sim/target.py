@@ -264,7 +264,9 @@ class Target:
         for edge in received:
             self.truth.add_received(ReceivedKey(self._frame, edge.key, edge.t))
         shows = None
-        if filmed:
+        if not filmed:
+            self.camera.look(self._frame, self._render())
+        else:
             shot = self.camera.capture(self._frame, self._render(), t)
             if shot.jpeg is not None:
                 self.stream.publish(shot.jpeg)
