@@ -55,10 +55,10 @@ def build_outputs(config: KeyOutputConfig, *, on_link_state: StateCallback | Non
     if config.board == "uinput":
         from gamerig.hardware.keys.uinput import UinputOutputs
 
-        return UinputOutputs(wiring, device=config.device or "/dev/uinput")
+        return UinputOutputs(wiring, device=config.device or "/dev/uinput", keycodes=config.keycodes)
     from gamerig.hardware.keys.xtest import XtestOutputs
 
-    return XtestOutputs(wiring, display=config.display)
+    return XtestOutputs(wiring, display=config.display, keysyms=config.keysyms)
 
 
 def open_key_output(

@@ -32,7 +32,8 @@ DEFAULT_MAX_HOLD_MS = 1_000.0
 DEFAULT_BAUD = 9600
 
 ALLOWED_KEYS = frozenset(
-    ("board", "port", "baud", "address", "channels", "outputs", "hold_ms", "gap_ms", "max_hold_ms", "record", "device", "display")
+    ("board", "port", "baud", "address", "channels", "outputs", "hold_ms", "gap_ms", "max_hold_ms", "record")
+    + ("device", "keycodes", "display", "keysyms")
 )
 
 
@@ -52,8 +53,9 @@ class KeyOutputConfig:
     board: one of BOARDS. outputs: key name -> output number (zero-based).
     port/baud/address/channels/record: serial boards only (address: ADR2200's RS-485 prefix;
     channels: the board's relay count, None for the protocol's default; record: a file that
-    receives every byte sent). device: uinput only (None: /dev/uinput). display: xtest only
-    (None: $DISPLAY).
+    receives every byte sent). device, keycodes: uinput only (None: /dev/uinput; key name -> Linux
+    key code or KEY_* name, over the backend's defaults). display, keysyms: xtest only (None:
+    $DISPLAY; key name -> X keysym or its name, over the defaults).
     Times in milliseconds.
     """
 
@@ -68,7 +70,9 @@ class KeyOutputConfig:
     max_hold_ms: float = DEFAULT_MAX_HOLD_MS
     record: Path | None = None
     device: str | None = None
+    keycodes: Mapping[str, int | str] | None = None
     display: str | None = None
+    keysyms: Mapping[str, int | str] | None = None
 
     def __post_init__(self) -> None:
         if self.board not in BOARDS:
@@ -84,6 +88,10 @@ class KeyOutputConfig:
             raise ConfigValueError("device", "only for the uinput keyboard")
         if self.display is not None and self.board != "xtest":
             raise ConfigValueError("display", "only for the xtest keyboard")
+        if self.keycodes is not None and self.board != "uinput":
+            raise ConfigValueError("keycodes", "only for the uinput keyboard")
+        if self.keysyms is not None and self.board != "xtest":
+            raise ConfigValueError("keysyms", "only for the xtest keyboard")
         if self.address is not None and self.board != "adr2200":
             raise ConfigValueError("address", "only the adr2200 has an RS-485 address")
         if self.address is not None and not 0 <= self.address <= 9:
@@ -96,6 +104,8 @@ class KeyOutputConfig:
                 raise ConfigValueError("channels", f"a {self.board} has 1..{limit} relays, got {self.channels}")
         self._check_outputs()
         self._check_timing()
+        if not serial:
+            self._check_key_codes()
 
     @property
     def relay_channels(self) -> int | None:
@@ -119,6 +129,30 @@ class KeyOutputConfig:
             if output in taken:
                 raise ConfigValueError(f"outputs.{key}", f"output {output} is already {taken[output]!r}")
             taken[output] = key
+
+    def _check_key_codes(self) -> None:
+        """Every wired key must have a key code (defaults or the configured table); the virtual
+        keyboard modules own the tables, imported here only for a virtual keyboard."""
+        wiring = {output: key for key, output in self.outputs.items()}
+        if self.board == "uinput":
+            from gamerig.hardware.keys.uinput import wired_keycodes as wired_codes
+
+            table, name = self.keycodes, "keycodes"
+        else:
+            from gamerig.hardware.keys.xtest import wired_keysyms as wired_codes
+
+            table, name = self.keysyms, "keysyms"
+        for key, code in (table or {}).items():
+            if key not in self.outputs:
+                raise ConfigValueError(f"{name}.{key}", f"not a key in outputs ({', '.join(self.outputs)})")
+            try:
+                wired_codes({self.outputs[key]: key}, {key: code})
+            except ValueError as exc:
+                raise ConfigValueError(f"{name}.{key}", str(exc)) from None
+        try:  # a wired key with neither a default nor a configured code
+            wired_codes(wiring, table)
+        except ValueError as exc:
+            raise ConfigValueError(name, str(exc)) from None
 
     def _check_timing(self) -> None:
         for name in ("hold_ms", "gap_ms", "max_hold_ms"):
@@ -170,7 +204,9 @@ def load_key_output_config(mapping: Any, path: Path | str, *, section: str = "")
         "max_hold_ms": typed("max_hold_ms", milliseconds, "a number of milliseconds"),
         "record": typed("record", (str,), "a file path"),
         "device": typed("device", (str,), "a device path"),
+        "keycodes": typed("keycodes", (Mapping,), "a mapping of key name to key code"),
         "display": typed("display", (str,), "an X display name such as ':0'"),
+        "keysyms": typed("keysyms", (Mapping,), "a mapping of key name to keysym"),
     }
     if values["record"] is not None:
         values["record"] = path.parent / Path(values["record"]).expanduser()

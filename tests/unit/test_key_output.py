@@ -119,6 +119,27 @@ class TestConfig:
         assert reason in caught.value.reason
         assert str(caught.value).startswith(f"rig.yaml: keys.{key}: ")
 
+    @pytest.mark.parametrize(
+        "mapping, key, reason",
+        [
+            ({"board": "xtest", "outputs": {"left": 0, "jump": 1}}, "keysyms", "'jump' (output 1) has no keysym"),
+            ({"board": "xtest", "outputs": {"left": 0}, "keysyms": {"left": "No_Such_Sym"}}, "keysyms.left", "unknown keysym"),
+            ({"board": "xtest", "outputs": {"left": 0}, "keysyms": {"right": "Right"}}, "keysyms.right", "not a key in outputs"),
+            ({"board": "uinput", "outputs": {"left": 0}, "keycodes": {"left": "KEY_NOPE"}}, "keycodes.left", "unknown key name"),
+            ({"board": "uinput", "outputs": {"left": 0}, "keysyms": {"left": "Left"}}, "keysyms", "only for the xtest"),
+        ],
+    )
+    def test_virtual_keyboard_key_tables_are_checked_at_load(self, mapping: dict[str, Any], key: str, reason: str) -> None:
+        with pytest.raises(ConfigError) as caught:
+            load_key_output_config(mapping, "keys.yaml")
+        assert caught.value.key == key and reason in caught.value.reason
+
+    def test_virtual_keyboard_key_tables_extend_the_defaults(self) -> None:
+        config = load_key_output_config(
+            {"board": "xtest", "outputs": {"left": 0, "jump": 1}, "keysyms": {"jump": "space"}}, "keys.yaml"
+        )
+        assert config.keysyms == {"jump": "space"}
+
     def test_missing_and_non_mapping(self) -> None:
         with pytest.raises(ConfigError, match="k.yaml: outputs: required"):
             load_key_output_config({"board": "xtest"}, "k.yaml")
