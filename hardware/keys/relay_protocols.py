@@ -105,7 +105,8 @@ class Adr2200:
         return [self.write_port(frozenset())]
 
     def start_up(self) -> list[Command]:
-        return [Command(self._frame("ID")), *self.release_all()]
+        # A bare CR first ends any partial line left by a host that died mid-write.
+        return [Command(b"\r"), Command(self._frame("ID")), *self.release_all()]
 
     def read_back(self) -> Command:
         return Command(self._frame("RPK"), Reply(until=b"\r"))
@@ -149,7 +150,8 @@ class Numato:
         return [self.set_relay(output, False) for output in range(self.channels)]
 
     def start_up(self) -> list[Command]:
-        return self.release_all()
+        # A bare CR first ends any partial line left by a host that died mid-write.
+        return [Command(b"\r", self.PROMPT), *self.release_all()]
 
     def read_back(self) -> Command:
         return Command(b"relay readall\r", self.PROMPT)

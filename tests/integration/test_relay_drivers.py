@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import serial
 
 from gamerig.hardware.keys import (
     KeyOutput,
@@ -103,13 +104,13 @@ def open_keys(board: VirtualRelayBoard, record: Path | None = None, **config: An
 
 
 ADR = {
-    "open": b"ID\rMK0\rRPK\r" + b"MK0\rRPK\r",  # the board's start-up, then KeyOutput's release on open
+    "open": b"\rID\rMK0\rRPK\r" + b"MK0\rRPK\r",  # the board's start-up, then KeyOutput's release on open
     "press": b"SK0\rRPK\rRK0\rRPK\r",
     "close": b"MK0\rRPK\r",
 }
 NUMATO_OFF = b"".join(b"relay off %d\r" % n for n in range(8))
 NUMATO = {
-    "open": (NUMATO_OFF + b"relay readall\r") * 2,
+    "open": b"\r" + (NUMATO_OFF + b"relay readall\r") * 2,
     "press": b"relay on 0\rrelay readall\rrelay off 0\rrelay readall\r",
     "close": NUMATO_OFF + b"relay readall\r",
 }
@@ -161,7 +162,16 @@ def test_adr2200_rs485_address_prefixes_every_command(make_board: Callable[..., 
     board = make_board("adr2200", address=3)
     with open_keys(board, address=3) as keys:
         keys.press("drop")
-        assert board.received() == b"3ID\r3MK0\r3RPK\r3MK0\r3RPK\r3SK3\r3RPK\r3RK3\r3RPK\r"
+        assert board.received() == b"\r3ID\r3MK0\r3RPK\r3MK0\r3RPK\r3SK3\r3RPK\r3RK3\r3RPK\r"
+
+
+def test_open_recovers_from_a_host_that_died_mid_command(make_board: Callable[..., VirtualRelayBoard]) -> None:
+    board = make_board("numato")
+    with serial.Serial(board.path, timeout=1.0) as previous_host:
+        previous_host.write(b"relay on 0\rrelay of")  # relay 0 left on, and half a command in the board
+        assert wait_until(lambda: board.closed_outputs() == {0}, 1.0)
+    with open_keys(board, channels=8):
+        assert board.closed_outputs() == set()
 
 
 def test_a_relay_stuck_closed_is_caught_by_readback_and_named(make_board: Callable[..., VirtualRelayBoard]) -> None:
@@ -220,7 +230,7 @@ def test_port_lost_while_idle_recovers_at_the_same_path(
         returned = time.monotonic()
         assert wait_until(lambda: states.states[-1:] == [LinkState.CONNECTED], RECOVERY_S), states.states
         assert time.monotonic() - returned < RECOVERY_S
-        assert board.received()[before:] == b"ID\rMK0\rRPK\r"  # everything released before any press
+        assert board.received()[before:] == b"\rID\rMK0\rRPK\r"  # everything released before any press
         keys.press("left")
         assert contacts.edges() == [(0, True), (0, False)]  # nothing was pressed while the port was gone
         assert record.read_bytes() == board.received()

@@ -33,13 +33,13 @@ class TestAdr2200:
         assert adr.write_port(frozenset(range(8))).frame == b"MK255\r"
         assert frames(adr.release_all()) == b"MK0\r"
 
-    def test_start_up_disables_interrupts_then_opens_every_relay(self) -> None:
-        assert frames(Adr2200().start_up()) == b"ID\rMK0\r"
+    def test_start_up_ends_a_stale_line_disables_interrupts_then_opens_every_relay(self) -> None:
+        assert frames(Adr2200().start_up()) == b"\rID\rMK0\r"
 
     def test_rs485_address_prefixes_every_frame(self) -> None:
         adr = Adr2200(address=7)
         assert adr.set_relay(4, True).frame == b"7SK4\r"
-        assert frames(adr.start_up()) == b"7ID\r7MK0\r"
+        assert frames(adr.start_up()) == b"\r7ID\r7MK0\r"
         assert adr.read_back() == Command(b"7RPK\r", Reply(until=b"\r"))
 
     def test_read_back_is_binary_msb_first(self) -> None:
@@ -72,6 +72,11 @@ class TestNumato:
 
     def test_release_all_turns_each_relay_off(self) -> None:
         assert frames(Numato(channels=4).release_all()) == b"relay off 0\rrelay off 1\rrelay off 2\rrelay off 3\r"
+
+    def test_start_up_ends_a_stale_line_then_turns_each_relay_off(self) -> None:
+        start_up = Numato(channels=2).start_up()
+        assert frames(start_up) == b"\rrelay off 0\rrelay off 1\r"
+        assert all(command.reply == Reply(until=b">") for command in start_up)
 
     def test_readall_reply_parsed_up_to_the_prompt(self) -> None:
         numato = Numato(channels=8)
