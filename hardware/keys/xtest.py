@@ -92,8 +92,8 @@ class XtestOutputs:
         or has no key for a wired keysym."""
         syms = wired_keysyms(wiring, keysyms)
         self._keys = dict(wiring)
-        self._lock = threading.Lock()
-        self._owner: int | None = None  # the thread inside _connection(), if any
+        self._lock = threading.RLock()  # re-entrant: a signal handler may interrupt a holder
+        self._busy = False  # a request is on the wire; a release that finds it so must not interleave
         self._errors: list[xerror.XError] = []
         self._display: xdisplay.Display | None = _connect(display)
         self._display_name = self._display.get_display_name()
@@ -103,7 +103,7 @@ class XtestOutputs:
                 raise KeyOutputError(f"{self.name}: the X server has no XTEST extension")
             self._codes = {output: self._keycode(output, sym) for output, sym in syms.items()}
             self._display.set_error_handler(lambda err, request: self._errors.append(err))
-            with self._connection():
+            with self._lock:
                 self._send(self._release_events(), "release of every key on open")
         except BaseException:
             self._display.close()
@@ -125,42 +125,42 @@ class XtestOutputs:
         Blocks until the server has processed the event: a server that stops answering blocks it."""
         if output not in self._codes:
             raise KeyOutputError(f"{self.name}: output {output} is not wired (wired: {sorted(self._codes)})")
-        with self._connection():
+        with self._lock:
             self._send([(X.KeyPress if on else X.KeyRelease, self._codes[output])],
                        f"{'press' if on else 'release'} of output {output} ({self._keys[output]})")
 
     def release_all(self) -> None:
-        """KeyRelease for every wired key; never raises (a failure is logged) and never waits much
-        more than 2 x RELEASE_WAIT_S, even on a server that stopped answering.
+        """KeyRelease for every wired key; never raises (a failure is logged).
 
-        The server ignores the release of a key that its XTEST keyboard does not hold down."""
-        if self._owner != threading.get_ident() and self._lock.acquire(timeout=RELEASE_WAIT_S):
-            try:
-                self._owner = threading.get_ident()
-                if self._display is not None:
+        With the connection free it blocks like set(). With the connection busy (another thread in a
+        request, or this thread interrupted inside one) it waits at most about 2 x RELEASE_WAIT_S,
+        even on a server that stopped answering. The server ignores the release of a key that its
+        XTEST keyboard does not hold down."""
+        acquired = self._lock.acquire(timeout=RELEASE_WAIT_S)
+        try:
+            if self._display is None:
+                return
+            if acquired and not self._busy:
+                try:
                     self._send(self._release_events(), "release of every key")
-            except KeyOutputError as exc:
-                log.warning("%s", exc)
-            finally:
-                self._owner = None
+                except KeyOutputError as exc:
+                    log.warning("%s", exc)
+            else:  # another thread is stuck in a request, or this thread was interrupted inside one
+                self._release_on_new_connection()
+        finally:
+            if acquired:
                 self._lock.release()
-        elif self._display is not None:
-            self._release_on_new_connection()
 
     def read_back(self) -> frozenset[int] | None:
         """The wired outputs whose key the X server reports down; KeyOutputError if the display is gone."""
-        with self._connection():
-            display = self._require_display()
-            try:
-                keymap = display.query_keymap()
-            except Exception as exc:  # python-xlib raises more than its own error types on a broken link
-                raise KeyOutputError(f"{self.name}: reading the keymap failed: {exc}") from exc
+        with self._lock, self._request("reading the keymap") as display:
+            keymap = display.query_keymap()
         return frozenset(output for output, code in self._codes.items() if keymap[code // 8] >> (code % 8) & 1)
 
     def close(self) -> None:
-        """Release every key and disconnect; calling it again does nothing."""
+        """Release every key and disconnect (after any request in progress); calling it again does nothing."""
         self.release_all()
-        with self._connection():
+        with self._lock:
             display, self._display = self._display, None
         if display is not None:
             try:
@@ -169,14 +169,20 @@ class XtestOutputs:
                 log.warning("%s: closing the display: %s", self.name, exc)
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[None]:
-        """Hold the connection lock, noting which thread has it (see release_all)."""
-        with self._lock:
-            self._owner = threading.get_ident()
-            try:
-                yield
-            finally:
-                self._owner = None
+    def _request(self, what: str) -> Iterator[xdisplay.Display]:
+        """The connection, marked busy while the caller (holding the lock) uses it; any failure,
+        an X error reported during it included, becomes a KeyOutputError saying `what` failed."""
+        display = self._require_display()
+        self._errors.clear()
+        self._busy = True
+        try:
+            yield display
+        except Exception as exc:  # ConnectionClosedError, OSError, and python-xlib's own slips on odd errors
+            raise KeyOutputError(f"{self.name}: {what} failed: {exc}") from exc
+        finally:
+            self._busy = False
+        if self._errors:
+            raise KeyOutputError(f"{self.name}: {what} failed: X error {self._errors[0]}")
 
     def _require_display(self) -> xdisplay.Display:
         if self._display is None:
@@ -188,13 +194,8 @@ class XtestOutputs:
 
     def _send(self, events: list[tuple[int, int]], what: str) -> None:
         """Fake the (event type, keycode) events and wait until the server has processed them."""
-        self._errors.clear()
-        try:
-            _fake(self._require_display(), events)
-        except Exception as exc:  # ConnectionClosedError, OSError, and python-xlib's own slips on odd errors
-            raise KeyOutputError(f"{self.name}: {what} failed: {exc}") from exc
-        if self._errors:
-            raise KeyOutputError(f"{self.name}: {what} failed: X error {self._errors[0]}")
+        with self._request(what) as display:
+            _fake(display, events)
 
     def _release_on_new_connection(self) -> None:
         """Release every key through a connection of its own, made in a thread that is given up on
