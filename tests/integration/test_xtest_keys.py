@@ -6,6 +6,7 @@ killed while it holds a key, signals that interrupt a press."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -14,18 +15,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from dataclasses import dataclass
 
 import pytest
 from Xlib import X, XK
 from Xlib import display as xdisplay
 
-from gamerig.hardware.keys import open_key_output
+from gamerig.hardware.keys import load_key_output_file, open_key_output
 from gamerig.hardware.keys.outputs import KeyOutputError
 from gamerig.hardware.keys.xtest import RELEASE_WAIT_S, XtestOutputs, keysym_name
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="the Xvfb binary is not installed (apt install xvfb)")
 
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "keys" / "xtest.yaml"
 WIRING = {0: "left", 1: "right", 2: "rotate", 3: "drop", 4: "new_game", 5: "pause"}
 DEFAULT_KEYSYM_NAMES = {"left": "Left", "right": "Right", "rotate": "Up", "drop": "space", "new_game": "Return", "pause": "p"}
 
@@ -176,6 +179,16 @@ def test_key_output_presses_reach_the_window_held_as_configured(display_name: st
     holds = [release.time_ms - press.time_ms for press, release in zip(received[0::2], received[1::2])]
     gaps = [press.time_ms - release.time_ms for release, press in zip(received[1::2], received[2::2])]
     assert min(holds) >= 45 and min(gaps) >= 45, (holds, gaps)
+
+
+def test_the_example_config_presses_its_keys(display_name: str, watcher: xdisplay.Display) -> None:
+    config = dataclasses.replace(load_key_output_file(EXAMPLE_CONFIG), display=display_name)
+    with focused_window(watcher) as collect:
+        with open_key_output(config) as keys:
+            for key in config.outputs:
+                keys.press(key, hold_ms=30)
+        pressed = [event.key for event in collect(2 * len(config.outputs)) if event.kind == "press"]
+    assert pressed == ["Left", "Right", "Up", "space", "Return", "p"]
 
 
 def test_the_max_hold_guard_releases_a_key_through_xtest(display_name: str, watcher: xdisplay.Display) -> None:
