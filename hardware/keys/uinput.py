@@ -10,13 +10,14 @@ sparc).
 What is tested, and what is not: there is no /dev/uinput on the machine this was written on, so the
 module has NOT been run against a kernel. tests/unit/test_uinput_keys.py checks the exact bytes
 written and the exact ioctl sequence (the ioctl calls go through the `ioctl` seam, which the test
-records, while the bytes go to a real file), and checks every constant, struct layout and key code
-here against the kernel headers by compiling a small C program. Two kernel behaviours this relies on
-are documented, not observed here: the input core drops a key-up for a key that is not down (so
-release_all can release every wired key), and destroying the device (or the process dying, which
-closes the fd) releases any key it still holds. Listeners (X, libinput) find a new device a moment
-after UI_DEV_CREATE; keys pressed in that moment can go unseen, which is harmless for a rig whose
-first press comes long after start-up.
+records, while the bytes go to a real file), checks every constant, struct layout and key code here
+against the kernel headers by compiling a small C program, and interrupts set() with a storm of real
+signals whose handler calls release_all. Two kernel behaviours this relies on are documented, not
+observed here: the input core drops a key-up for a key that is not down (so release_all can release
+every wired key), and destroying the device (or the process dying, which closes the fd) releases any
+key it still holds. Listeners (X, libinput) find a new device a moment after UI_DEV_CREATE; keys
+pressed in that moment can go unseen, which is harmless for a rig whose first press comes long after
+start-up.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gamerig.hardware.keys import uinput
+from gamerig.hardware.keys import load_key_output_file, uinput
 from gamerig.hardware.keys.outputs import KeyOutputError
 from gamerig.hardware.keys.uinput import (
     KEYCODE_NAMES,
@@ -192,6 +192,18 @@ def test_key_codes_come_from_names_numbers_or_the_defaults(tmp_path: Path) -> No
     outputs.close()
     assert path.read_bytes().startswith(
         event(EV_KEY, KEY_LEFT, 1) + SYN + event(EV_KEY, 45, 1) + SYN + event(EV_KEY, 29, 1) + SYN
+    )
+
+
+def test_the_example_config_sets_up_its_keys(tmp_path: Path) -> None:
+    config = load_key_output_file(Path(__file__).resolve().parents[2] / "configs" / "keys" / "uinput.yaml")
+    path = tmp_path / "uinput"
+    path.touch()
+    ioctl = IoctlRecorder()
+    wiring = {output: key for key, output in config.outputs.items()}
+    UinputOutputs(wiring, device=str(path), keycodes=config.keycodes, ioctl=ioctl).close()
+    assert [arg for request, arg in ioctl.calls if request == UI_SET_KEYBIT] == sorted(
+        [KEY_LEFT, KEY_RIGHT, KEY_UP, KEY_SPACE, KEY_ENTER, KEY_P]
     )
 
 
