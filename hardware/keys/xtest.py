@@ -6,12 +6,14 @@ followed by a round trip (sync), so when set() returns the server has processed 
 error or a lost connection is raised there as a KeyOutputError. Only the keycode is pressed, never a
 modifier: keysym "P" presses the same key as "p".
 
-Tested (tests/integration/test_xtest_keys.py) against a real Xvfb: a second X client sees the key
-down and up (QueryKeymap), a window of its own receives KeyPress/KeyRelease for every wired key, and a
-display that is missing, lacks XTEST or dies is a KeyOutputError. Observed there, and the reason this
-backend releases every wired key when it opens: the X server keeps an XTEST key down after the client
-that pressed it has died (SIGKILL), until the server resets. Not tested: real
-Xorg servers and window managers, where the game's window must have the input focus to see the keys.
+Tested (tests/integration/test_xtest_keys.py) against real Xvfb servers: a second X client sees the
+key down and up (QueryKeymap), a window of its own receives KeyPress/KeyRelease for every wired key;
+a display that is missing, lacks XTEST, dies, restarts (found again) or stops answering (release_all
+still returns); signal handlers that interrupt set(); KeyOutput on top (timed presses, the max-hold
+guard, SIGTERM). Observed there, and the reason this backend releases every wired key whenever it
+connects: the X server keeps an XTEST key down after the client that pressed it has died (SIGKILL),
+until the server resets. Not tested: real Xorg servers and window managers, where the game's window
+must have the input focus to see the keys.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 
 from Xlib import X, XK
@@ -32,6 +35,10 @@ log = logging.getLogger(__name__)
 
 #: How long release_all waits for the connection, and then for a new connection's release.
 RELEASE_WAIT_S = 1.0
+#: Reconnecting after a lost display: the first retry may come at once, later ones wait this long,
+#: doubling up to RECONNECT_MAX_S (so a display that is back is found again within that).
+RECONNECT_FIRST_S = 0.1
+RECONNECT_MAX_S = 1.0
 DEFAULT_KEYSYMS: dict[str, int | str] = {
     "left": "Left",
     "right": "Right",
@@ -79,6 +86,10 @@ class XtestOutputs:
     read_back() asks the server (QueryKeymap) which wired keys are down: a true read back, which also
     counts a key held down on another keyboard of that display.
 
+    A lost connection (the server died or restarted) fails the call that finds it; later calls
+    reconnect, at most once per backoff step (RECONNECT_FIRST_S doubling up to RECONNECT_MAX_S), and a
+    reconnection maps the keys again and releases them all before anything is pressed.
+
     One lock serialises every use of the connection (python-xlib is not thread-safe by default). A
     release_all that cannot have the connection (a signal handler that interrupted this thread in
     the middle of a request, or another thread stuck in one) releases the keys through a second,
@@ -90,28 +101,38 @@ class XtestOutputs:
 
         ValueError for a bad keysym; KeyOutputError when the display cannot be opened, has no XTEST,
         or has no key for a wired keysym."""
-        syms = wired_keysyms(wiring, keysyms)
+        self._syms = wired_keysyms(wiring, keysyms)
         self._keys = dict(wiring)
         self._lock = threading.RLock()  # re-entrant: a signal handler may interrupt a holder
         self._busy = False  # a request is on the wire; a release that finds it so must not interleave
         self._errors: list[xerror.XError] = []
-        self._display: xdisplay.Display | None = _connect(display)
-        self._display_name = self._display.get_display_name()
+        self._closed = False
+        self._lost: str | None = None  # why the connection was lost, until it is back
+        self._retry_at = 0.0
+        self._backoff = RECONNECT_FIRST_S
+        self._display: xdisplay.Display | None = None
+        self._connect(display)
+
+    def _connect(self, display_name: str | None) -> None:
+        """Open the display, check XTEST, map the keys to this server's keycodes, release them all."""
+        display = _open_display(display_name)
+        self._display_name = display.get_display_name()
         self.name = f"xtest {self._display_name}"
         try:
-            if not self._display.has_extension("XTEST"):
+            if not display.has_extension("XTEST"):
                 raise KeyOutputError(f"{self.name}: the X server has no XTEST extension")
-            self._codes = {output: self._keycode(output, sym) for output, sym in syms.items()}
-            self._display.set_error_handler(lambda err, request: self._errors.append(err))
+            self._codes = {output: self._keycode(display, output, sym) for output, sym in self._syms.items()}
+            display.set_error_handler(lambda err, request: self._errors.append(err))
             with self._lock:
+                self._display = display
                 self._send(self._release_events(), "release of every key on open")
         except BaseException:
-            self._display.close()
+            self._display = None
+            display.close()
             raise
 
-    def _keycode(self, output: int, sym: int) -> int:
-        assert self._display is not None
-        code = self._display.keysym_to_keycode(sym)
+    def _keycode(self, display: xdisplay.Display, output: int, sym: int) -> int:
+        code = display.keysym_to_keycode(sym)
         if code == 0:
             raise KeyOutputError(
                 f"{self.name}: no key on this display's keyboard makes keysym {keysym_name(sym)} "
@@ -120,11 +141,12 @@ class XtestOutputs:
         return code
 
     def set(self, output: int, on: bool) -> None:
-        """Press (on=True) or release the wired output's key; KeyOutputError if unwired, closed or X fails.
+        """Press (on=True) or release the wired output's key; KeyOutputError if unwired, closed, the
+        display is lost (and not back yet) or X fails.
 
         Blocks until the server has processed the event: a server that stops answering blocks it."""
-        if output not in self._codes:
-            raise KeyOutputError(f"{self.name}: output {output} is not wired (wired: {sorted(self._codes)})")
+        if output not in self._keys:
+            raise KeyOutputError(f"{self.name}: output {output} is not wired (wired: {sorted(self._keys)})")
         with self._lock:
             self._send([(X.KeyPress if on else X.KeyRelease, self._codes[output])],
                        f"{'press' if on else 'release'} of output {output} ({self._keys[output]})")
@@ -133,19 +155,19 @@ class XtestOutputs:
         """KeyRelease for every wired key; never raises (a failure is logged).
 
         With the connection free it blocks like set(). With the connection busy (another thread in a
-        request, or this thread interrupted inside one) it waits at most about 2 x RELEASE_WAIT_S,
-        even on a server that stopped answering. The server ignores the release of a key that its
-        XTEST keyboard does not hold down."""
+        request, or this thread interrupted inside one) or lost, it releases through a new connection
+        and waits at most about 2 x RELEASE_WAIT_S, even on a server that stopped answering. The
+        server ignores the release of a key that its XTEST keyboard does not hold down."""
         acquired = self._lock.acquire(timeout=RELEASE_WAIT_S)
         try:
-            if self._display is None:
+            if self._closed:
                 return
-            if acquired and not self._busy:
+            if acquired and not self._busy and self._display is not None:
                 try:
                     self._send(self._release_events(), "release of every key")
                 except KeyOutputError as exc:
                     log.warning("%s", exc)
-            else:  # another thread is stuck in a request, or this thread was interrupted inside one
+            else:
                 self._release_on_new_connection()
         finally:
             if acquired:
@@ -161,6 +183,7 @@ class XtestOutputs:
         """Release every key and disconnect (after any request in progress); calling it again does nothing."""
         self.release_all()
         with self._lock:
+            self._closed = True
             display, self._display = self._display, None
         if display is not None:
             try:
@@ -171,23 +194,47 @@ class XtestOutputs:
     @contextlib.contextmanager
     def _request(self, what: str) -> Iterator[xdisplay.Display]:
         """The connection, marked busy while the caller (holding the lock) uses it; any failure,
-        an X error reported during it included, becomes a KeyOutputError saying `what` failed."""
-        display = self._require_display()
+        an X error reported during it included, becomes a KeyOutputError saying `what` failed, and
+        a broken connection is dropped to be reconnected later."""
+        display = self._live_display()
         self._errors.clear()
         self._busy = True
         try:
             yield display
-        except Exception as exc:  # ConnectionClosedError, OSError, and python-xlib's own slips on odd errors
+        except (xerror.ConnectionClosedError, OSError) as exc:
+            self._lose(display, str(exc))
+            raise KeyOutputError(f"{self.name}: {what} failed: {exc}") from exc
+        except Exception as exc:  # python-xlib's own slips on odd errors
             raise KeyOutputError(f"{self.name}: {what} failed: {exc}") from exc
         finally:
             self._busy = False
         if self._errors:
             raise KeyOutputError(f"{self.name}: {what} failed: X error {self._errors[0]}")
 
-    def _require_display(self) -> xdisplay.Display:
-        if self._display is None:
+    def _live_display(self) -> xdisplay.Display:
+        """The connection; after a loss, a new one once the backoff allows (KeyOutputError until then)."""
+        if self._closed:
             raise KeyOutputError(f"{self.name} is closed")
+        if self._display is None:
+            now = time.monotonic()
+            if now < self._retry_at:
+                raise KeyOutputError(f"{self.name}: display lost ({self._lost}); reconnecting in {self._retry_at - now:.1f} s")
+            try:
+                self._connect(self._display_name)
+            except KeyOutputError as exc:
+                self._retry_at = now + self._backoff
+                self._backoff = min(2 * self._backoff, RECONNECT_MAX_S)
+                raise KeyOutputError(f"{self.name}: display lost ({self._lost}); reconnecting failed: {exc}") from exc
+            log.warning("%s: reconnected after losing the display (%s)", self.name, self._lost)
+            self._lost, self._backoff = None, RECONNECT_FIRST_S
+        assert self._display is not None
         return self._display
+
+    def _lose(self, display: xdisplay.Display, cause: str) -> None:
+        log.warning("%s: lost the display: %s", self.name, cause)
+        self._display, self._lost, self._retry_at = None, cause, 0.0
+        with contextlib.suppress(Exception):
+            display.close()
 
     def _release_events(self) -> list[tuple[int, int]]:
         return [(X.KeyRelease, code) for code in self._codes.values()]
@@ -225,7 +272,7 @@ def _fake(display: xdisplay.Display, events: list[tuple[int, int]]) -> None:
     display.sync()
 
 
-def _connect(display: str | None) -> xdisplay.Display:
+def _open_display(display: str | None) -> xdisplay.Display:
     """A connection to the display, or a KeyOutputError that says which display and why not."""
     try:
         return xdisplay.Display(display)

@@ -34,28 +34,42 @@ DEFAULT_KEYSYM_NAMES = {"left": "Left", "right": "Right", "rotate": "Up", "drop"
 
 
 @contextlib.contextmanager
-def xvfb(*extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A fresh Xvfb on a display number it picks itself (-displayfd), so parallel runs never collide;
-    -noreset, because a server that resets when its last client leaves refuses connections meanwhile."""
+def xvfb(*extra: str, display: str | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A fresh Xvfb on `display`, or on a number it picks itself (-displayfd) so parallel runs never
+    collide; -noreset, because a server that resets when its last client leaves refuses connections
+    meanwhile."""
     read_end, write_end = os.pipe()
+    where = [display] if display else ["-displayfd", str(write_end)]
     server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset", *extra],
+        ["Xvfb", *where, "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset", *extra],
         pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     os.close(write_end)
     try:
-        number = b""
-        while not number.endswith(b"\n"):
-            chunk = os.read(read_end, 16)  # EOF here means Xvfb exited before it was ready
-            assert chunk, f"Xvfb exited with {server.wait(timeout=5)} before it was ready"
-            number += chunk
-        yield f":{int(number)}", server
+        if display:
+            assert wait_until(lambda: can_connect(display), 5.0), f"Xvfb {display} did not start"
+            yield display, server
+        else:
+            number = b""
+            while not number.endswith(b"\n"):
+                chunk = os.read(read_end, 16)  # EOF here means Xvfb exited before it was ready
+                assert chunk, f"Xvfb exited with {server.wait(timeout=5)} before it was ready"
+                number += chunk
+            yield f":{int(number)}", server
     finally:
         os.close(read_end)
         server.terminate()
         server.wait(timeout=5)
+
+
+def can_connect(name: str) -> bool:
+    try:
+        xdisplay.Display(name).close()
+    except Exception:  # not up yet
+        return False
+    return True
 
 
 @pytest.fixture(scope="module")
@@ -350,5 +364,32 @@ def test_release_all_gives_up_on_a_server_that_stopped_answering() -> None:
         stuck.join(timeout=5)
         outputs.close()
         watcher = xdisplay.Display(name)
+        assert keys_down(watcher) == set()
+        watcher.close()
+
+
+def test_a_restarted_display_is_found_again_with_nothing_pressed_meanwhile() -> None:
+    with xvfb() as (name, _):
+        outputs = XtestOutputs(WIRING, display=name)
+        outputs.set(0, True)
+    # The server is gone: every call fails, saying so, and nothing can be pressed.
+    with pytest.raises(KeyOutputError, match=rf"xtest {name}: press of output 1 \(right\) failed"):
+        outputs.set(1, True)
+    with pytest.raises(KeyOutputError, match=r"display lost .*reconnect"):
+        outputs.set(1, True)
+    outputs.release_all()  # never raises, lost display or not
+    with xvfb(display=name):
+        watcher = xdisplay.Display(name)
+
+        def pressed() -> bool:
+            with contextlib.suppress(KeyOutputError):
+                outputs.set(1, True)
+                return True
+            return False
+
+        assert wait_until(pressed, 3.0)  # the backoff never waits longer than RECONNECT_MAX_S
+        assert keys_down(watcher) == {"Right"}
+        assert outputs.read_back() == frozenset({1})
+        outputs.close()
         assert keys_down(watcher) == set()
         watcher.close()
