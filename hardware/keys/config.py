@@ -53,7 +53,7 @@ class KeyOutputConfig:
     board: one of BOARDS. outputs: key name -> output number (zero-based).
     port/baud/address/channels/record: serial boards only (address: ADR2200's RS-485 prefix;
     channels: the board's relay count, None for the protocol's default; record: a file that
-    receives every byte sent). device, keycodes: uinput only (None: /dev/uinput; key name -> Linux
+    receives every byte sent, truncated at open). device, keycodes: uinput only (None: /dev/uinput; key name -> Linux
     key code or KEY_* name, over the backend's defaults). display, keysyms: xtest only (None:
     $DISPLAY; key name -> X keysym or its name, over the defaults).
     Times in milliseconds.

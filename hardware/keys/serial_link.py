@@ -66,6 +66,9 @@ class SerialLink:
 
     `lock` (reentrant) serialises every use of the port; hold it around a sequence of exchanges that
     must not be interleaved (a write and its readback). `on_open` runs under it after every open.
+    `on_state(state, detail)` is called from whichever thread saw the change, with the lock held, so
+    it must not use the link itself. `record` is truncated when the link is made and then receives
+    every byte written, across reconnects.
     """
 
     def __init__(
