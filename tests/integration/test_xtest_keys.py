@@ -189,10 +189,11 @@ def test_key_output_presses_reach_the_window_held_as_configured(display_name: st
         ("press", "Left"), ("release", "Left"), ("press", "Up"), ("release", "Up"), ("press", "space"), ("release", "space")
     ]
     # Stamped by the server when it processes each event (ms): a press it processes late shortens the
-    # hold it sees, so only a loose floor here; the numbers are measured, not asserted, elsewhere.
+    # hold it sees, so only the 30 ms floor here (a real hold, not a collapsed one); the numbers are
+    # measured, not asserted (tests are no benchmarks on a shared machine).
     holds = [release.time_ms - press.time_ms for press, release in zip(received[0::2], received[1::2])]
     gaps = [press.time_ms - release.time_ms for release, press in zip(received[1::2], received[2::2])]
-    assert min(holds) >= 45 and min(gaps) >= 45, (holds, gaps)
+    assert min(holds) >= 30 and min(gaps) >= 30, (holds, gaps)
 
 
 def test_the_example_config_presses_its_keys(display_name: str, watcher: xdisplay.Display) -> None:
