@@ -154,7 +154,7 @@ def test_exact_bytes_of_open_press_close_and_the_record_file(
     assert record.read_bytes() == board.received()
     assert contacts.edges() == [(0, True), (0, False)]
     (_, _, closed_t), (_, _, opened_t) = contacts.seen
-    assert 0.055 <= opened_t - closed_t <= 0.5  # loose: the benchmark holds the +/- 3 ms target
+    assert 0.030 <= opened_t - closed_t <= 0.5  # loose (the board thread may run late): timing is the benchmark's
     assert 60 <= press.measured_hold_ms <= 500
 
 
@@ -205,7 +205,7 @@ def test_guard_opens_a_relay_the_caller_never_releases(
         keys.down("rotate")  # and then the caller hangs
         assert wait_until(lambda: contacts.edges() == [(2, True), (2, False)], 2.0), contacts.edges()
         (_, _, closed_t), (_, _, opened_t) = contacts.seen
-        assert 0.150 <= opened_t - closed_t < 1.0
+        assert 0.100 <= opened_t - closed_t < 1.0  # guard at 150 ms; the board may stamp the close late
         assert keys.state()["rotate"] is False and keys.timing_stats().guard_releases == 1
 
 
