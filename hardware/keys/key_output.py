@@ -8,10 +8,11 @@ interpreter exit and SIGTERM/SIGINT release everything (safety.py).
 
 Timing: holds and gaps are timed on time.monotonic() with a sleep followed by a short spin (about
 1.5 ms). Each press is measured from just before the close command to just before the open command,
-and timing_stats() summarises the errors. Measured (ADR2200 driver and the simulator's virtual board
-in one process over a pty, 1000 presses of 60 ms, this 2-core machine shared with other work, load
-average about 3): hold error p50 0.04 ms, p99 4.6 ms, one press 60 ms late (the process was not
-scheduled); the same run under SCHED_FIFO (`chrt -f 10`): p99 0.10 ms, max 6 ms. So on a busy
+and timing_stats() summarises the errors. Measured with tests/support/relay_timing.py (ADR2200
+driver and the simulator's virtual board in one process over a pty, presses of 60 ms, this 2-core
+machine shared with other work): at load average 1.5, 500 presses, hold error p50 0.04 ms, p99
+0.13 ms, max 1.7 ms; at load average 3, 1000 presses, p99 4.6 ms and one press 60 ms late (the
+process was not scheduled); that run under SCHED_FIFO (`chrt -f 10`): p99 0.10 ms. So on a busy
 machine the scheduler, not this code, sets the tail; a rig should run its relay process with a
 real-time priority. What reaches the target also depends on the wire (about 1 ms/byte at 9600
 baud, the same for press and release), the relay and the keyboard, which this cannot see.
