@@ -6,7 +6,8 @@ back and compared with what was commanded: the ADR2200 never acknowledges, so th
 catch a lost command or a stuck relay; a mismatch raises ReadbackMismatch naming the outputs. The
 LCUS cannot report, so its state is the commanded one (read_back() is None).
 
-Tested with real ptys and pyserial against a device responder (tests/integration/test_relay_drivers.py).
+Tested with real ptys and pyserial against the simulator's VirtualRelayBoard for all four protocols
+(tests/integration/test_relay_drivers.py); no real board is attached here.
 """
 
 from __future__ import annotations
