@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
-from . import bench_ai, bench_vision, calibrate, demo, tune
+from . import bench_ai, bench_keys, bench_vision, calibrate, demo, sim, tune
 from .player_config import available_players, load_player, players_dir
 
 #: Exit code for usage and configuration errors, as argparse uses.
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_bench(subparsers)
     tune.register(subparsers)
     calibrate.register(subparsers)
+    sim.register(subparsers)
     return parser
 
 
@@ -59,6 +60,7 @@ def _register_bench(subparsers: argparse._SubParsersAction) -> None:
     bench_subparsers = bench.add_subparsers(title="benchmarks", metavar="BENCHMARK")
     bench_ai.register(bench_subparsers)
     bench_vision.register(bench_subparsers)
+    bench_keys.register(bench_subparsers)
     bench.set_defaults(func=lambda args: _usage(bench))
 
 

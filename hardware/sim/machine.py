@@ -24,6 +24,7 @@ the recovery test there (in-process, faults through the real control server).
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
@@ -41,6 +42,18 @@ from .target import SimPerformance, Target, TargetOptions
 WIRING: Mapping[int, str] = {0: "left", 1: "right", 2: "rotate", 3: "drop", 4: "new_game", 5: "pause"}
 #: How many contact changes :meth:`Machine.contacts` keeps (the newest).
 KEPT_CONTACTS = 100_000
+#: The interpreter's thread switch interval in a process that runs a machine (Python's default is 5 ms).
+SWITCH_INTERVAL_S = 0.0005
+
+
+def prefer_the_board() -> None:
+    """Call once in a process whose job is running a :class:`Machine` (``gamerigctl sim``).
+
+    A real relay board has its own processor; the virtual one shares the interpreter lock with the
+    frame loop, and with Python's 5 ms switch interval a command arriving while the loop holds the
+    lock waits up to 5 ms before the board sees it, which shows as key timing the real board would
+    not add.  A shorter interval bounds that wait (for a small cost in switching)."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def _stick(text: str | None) -> tuple[int, bool, float | None]:

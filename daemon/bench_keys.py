@@ -1,0 +1,252 @@
+"""`gamerigctl bench keys`: the ADR2200 driver pressing keys on the virtual target machine.
+
+One process runs the whole virtual machine (:class:`Machine`: game, camera, MJPEG stream with one
+HTTP client reading it, the virtual ADR2200 board on a real pty) and the real driver
+(:func:`open_key_output`: KeyOutput over RelayBoard over pyserial, with its readback after every
+command) opening that pty by its symlink.  It presses left, right, rotate in turn with the default
+60 ms hold, waiting the 60 ms gap between presses itself so that each press starts at the call.
+
+Per press: roundtrip = the keyboard model's accepted press edge (its contact time: when the board
+finished the close command) minus the time just before ``KeyOutput.press`` was called; hold error =
+|received hold (release edge minus press edge) - 60 ms|.  Over the window of the presses:
+sim_fps = camera frames streamed per second and sim_cpu_fraction = CPU time of the simulator over
+wall time, both from :meth:`Machine.performance` (thread CPU of the frame loop, the stream's client
+threads and the relay board's thread; the camera's random frame drops are off so fps measures what
+the pipeline sustains).  process_cpu_fraction is the whole process (the driver's spin-waits, its
+watcher and guard threads, and the stream reader included) for comparison.  The driver's own
+timing_stats() are reported as driver_*.
+
+Not measured: the key edge inside the game is the contact time; the game reads keys once per frame
+(up to 16.7 ms later, by design of the target machine, not of the rig), and that frame is in the
+ground truth, not here.  The pty transfers instantly (no 9600-baud pacing: a real ADR2200 adds about
+4 ms of wire time to each command, equally to press and release).
+
+Measured on the shared 2-core machine (other helpers' tests and benchmarks running, load average
+given), `gamerigctl bench keys --presses 300 --json`: see the numbers filled in below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from gamerig.hardware.keys import KeyOutput, open_key_output
+from gamerig.hardware.sim.keyboard import KeyEdge
+from gamerig.hardware.sim.machine import Machine, MachineOptions, prefer_the_board
+from gamerig.hardware.sim.target import SimPerformance, TargetOptions
+
+PROG = "gamerigctl bench keys"
+USAGE_ERROR = 2
+INTERRUPTED = 130
+KEYS = ("left", "right", "rotate")
+#: The stream and the board settle (first frames filmed, the driver's start-up) before the window.
+WARM_UP_S = 1.0
+
+
+class StreamClient(threading.Thread):
+    """One HTTP client reading and discarding the camera stream, so every frame is really sent."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(name="bench-stream-client", daemon=True)
+        self._response = urllib.request.urlopen(url, timeout=5.0)  # noqa: S310 - our own 127.0.0.1 stream
+
+    def run(self) -> None:
+        try:
+            while self._response.read1(1 << 16):
+                pass
+        except (OSError, ValueError):  # closed by stop(), or the stream went away
+            pass
+
+    def stop(self) -> None:
+        self._response.close()
+        self.join(2.0)
+
+
+def measure(presses: int) -> dict[str, Any]:
+    """Run the benchmark (see the module docstring); returns the --json object."""
+    with tempfile.TemporaryDirectory(prefix="gamerig-bench-keys-") as folder:
+        with _MachineProcess(os.path.join(folder, "relay")) as machine:
+            with open_key_output(machine.key_config, "<bench keys>") as keys:
+                client = StreamClient(machine.url)
+                client.start()
+                try:
+                    time.sleep(WARM_UP_S)
+                    machine.begin()
+                    process_start = time.process_time()
+                    calls = [_press(keys, KEYS[n % len(KEYS)]) for n in range(presses)]
+                    process_cpu = time.process_time() - process_start
+                    window, edges = machine.end()
+                    stats = keys.timing_stats()
+                finally:
+                    client.stop()
+    roundtrips, hold_errors = _match(calls, edges)
+    return {
+        "presses": presses,
+        "received": len(roundtrips),
+        "missing": presses - len(roundtrips),
+        "roundtrip_ms_p50": _percentile(roundtrips, 50),
+        "roundtrip_ms_p99": _percentile(roundtrips, 99),
+        "roundtrip_ms_max": max(roundtrips, default=0.0),
+        "hold_error_ms_p50": _percentile(hold_errors, 50),
+        "hold_error_ms_p99": _percentile(hold_errors, 99),
+        "hold_error_ms_max": max(hold_errors, default=0.0),
+        "sim_fps": window.fps,
+        "sim_cpu_fraction": window.cpu_fraction,
+        "driver_process_cpu_fraction": process_cpu / window.wall_s,
+        "window_s": window.wall_s,
+        "driver_hold_error_ms_p50": stats.hold_error.p50_ms,
+        "driver_hold_error_ms_p99": stats.hold_error.p99_ms,
+        "driver_hold_error_ms_max": stats.hold_error.max_ms,
+        "driver_gap_error_ms_p99": stats.gap_error.p99_ms,
+        "driver_hold_jitter_ms": stats.hold_jitter_ms,
+        "driver_guard_releases": stats.guard_releases,
+        "load_average_1m": os.getloadavg()[0],
+    }
+
+
+@dataclass(frozen=True)
+class _Call:
+    key: str
+    called: float  # time.monotonic() just before KeyOutput.press
+    hold_ms: float
+
+
+def _press(keys: KeyOutput, key: str) -> _Call:
+    """One press; then the gap passes here, so the next press starts at its call."""
+    called = time.monotonic()
+    record = keys.press(key)
+    time.sleep(record.gap_ms / 1000.0)
+    return _Call(key, called, record.hold_ms)
+
+
+def _match(calls: list[_Call], edges: list[KeyEdge]) -> tuple[list[float], list[float]]:
+    """Roundtrips and hold errors (ms) of the presses whose press and release edges both arrived
+    (each looked for between its call and the next one)."""
+    roundtrips: list[float] = []
+    hold_errors: list[float] = []
+    for call, following in zip(calls, [*(c.called for c in calls[1:]), float("inf")]):
+        mine = [e for e in edges if e.key == call.key and call.called <= e.t < following]
+        down = next((e for e in mine if e.pressed), None)
+        up = next((e for e in mine if not e.pressed and down is not None and e.t >= down.t), None)
+        if down is not None and up is not None:
+            roundtrips.append((down.t - call.called) * 1000.0)
+            hold_errors.append(abs((up.t - down.t) * 1000.0 - call.hold_ms))
+    return roundtrips, hold_errors
+
+
+class _MachineProcess:
+    """The virtual machine in a child process of its own, as the target is another machine for a
+    real rig: the driver here and the simulator there do not share an interpreter lock.  Times
+    compare across the two because time.monotonic() is the system-wide CLOCK_MONOTONIC."""
+
+    def __init__(self, link_path: str) -> None:
+        context = multiprocessing.get_context("spawn")  # no fork of a process with threads
+        self._conn, child_conn = context.Pipe()
+        self._process = context.Process(target=_run_machine, args=(link_path, child_conn), name="bench-keys-sim")
+        self._process.start()
+        child_conn.close()
+        self.key_config, self.url = self._conn.recv()
+
+    def begin(self) -> None:
+        """Start the measured window."""
+        self._conn.send("begin")
+
+    def end(self) -> tuple[SimPerformance, list[KeyEdge]]:
+        """End the window: the simulator's performance over it and every key edge so far."""
+        self._conn.send("end")
+        return self._conn.recv()
+
+    def __enter__(self) -> _MachineProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._conn.close()  # the child's recv fails, and it stops its machine
+        self._process.join(5.0)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join()
+
+
+def _run_machine(link_path: str, conn: Connection) -> None:
+    """The child: run the machine, report on request, stop when the parent says or goes away."""
+    prefer_the_board()
+    options = MachineOptions(target=TargetOptions(camera_drop_probability=0.0), link_path=link_path)
+    with Machine(options) as machine:
+        conn.send((machine.key_config(), machine.target.url))
+        try:
+            conn.recv()  # begin
+            start = machine.performance()
+            conn.recv()  # end
+            conn.send((machine.performance().since(start), machine.target.keyboard.edges()))
+            conn.recv()  # the parent closes the pipe when it is done
+        except EOFError:
+            pass
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else 0.0
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The human-readable table."""
+    rows = [
+        ("presses (received / missing)", f"{report['presses']} ({report['received']} / {report['missing']})"),
+        ("roundtrip p50 / p99 / max", _ms(report, "roundtrip_ms")),
+        ("hold error p50 / p99 / max", _ms(report, "hold_error_ms")),
+        ("driver hold error p50 / p99 / max", _ms(report, "driver_hold_error_ms")),
+        ("driver gap error p99", f"{report['driver_gap_error_ms_p99']:.2f} ms"),
+        ("driver hold jitter", f"{report['driver_hold_jitter_ms']:.2f} ms"),
+        ("driver guard releases", str(report["driver_guard_releases"])),
+        ("sim fps", f"{report['sim_fps']:.1f}"),
+        ("sim CPU (of one core)", f"{report['sim_cpu_fraction']:.3f}"),
+        ("driver process CPU", f"{report['driver_process_cpu_fraction']:.3f}"),
+        ("window / load average", f"{report['window_s']:.1f} s / {report['load_average_1m']:.2f}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def _ms(report: dict[str, Any], prefix: str) -> str:
+    return " / ".join(f"{report[f'{prefix}_{q}']:.2f}" for q in ("p50", "p99", "max")) + " ms"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark from parsed arguments; returns the exit code."""
+    if args.presses < 1:
+        print(f"{PROG}: error: --presses must be at least 1, got {args.presses}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        report = measure(args.presses)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `keys` to the `bench` command's subcommands."""
+    parser = subparsers.add_parser(
+        "keys",
+        help="measure key presses through the ADR2200 driver on the virtual target machine",
+        description=(
+            "Press keys through the ADR2200 driver over a real pty into the simulator's virtual board"
+            " and report the round trip to the key edge in the game, the hold error, and the"
+            " simulator's fps and CPU."
+        ),
+    )
+    parser.add_argument("--presses", type=int, default=300, help="how many presses (default 300, about 40 s)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.set_defaults(func=run)
