@@ -27,7 +27,7 @@ import yaml
 from gamerig.games.tetris.skins import skin as skin_by_name
 from gamerig.hardware.sim.faults import parse_fault
 from gamerig.hardware.sim.game_session import GameOptions
-from gamerig.hardware.sim.machine import FAULTS, Machine, MachineOptions
+from gamerig.hardware.sim.machine import FAULTS, Machine, MachineOptions, prefer_the_board
 from gamerig.hardware.sim.target import TargetOptions
 
 PROG = "gamerigctl sim"
@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, OSError) as error:  # OSError: a --truth or --link path that cannot be made
             print(f"{PROG}: error: {error}", file=sys.stderr)
             return USAGE_ERROR
+        prefer_the_board()
         with machine:
             info = describe(machine)
             print(json.dumps(info) if args.json else format_info(info), flush=True)
