@@ -1,0 +1,153 @@
+"""Key plans against gravity: does a key sequence, pressed at a steady cadence while the piece keeps
+falling, put the piece where the plan says, and by when must its last key be down?
+
+Pure: times are seconds after a reference instant the caller picks (the moment the piece was on
+screen at its observed row); nothing reads a clock.  Keys and gravity are played through
+:class:`.engine.Game`, the reference engine the simulator also runs, so what fits, what a rotation
+does and where a piece lands are not restated here.
+
+Gravity's phase is unknown: a piece seen at row y got there at most one fall step earlier, so its
+next fall comes at some phi in (0, step].  The outcome can only change where a fall time crosses a
+key time, so :func:`check_keys` plays one phi inside each interval between those crossings: that
+covers every phase, exactly.  What this does not model: key edges that drift from the cadence
+(the caller adds its measured latency to ``first_key_s`` and keeps a margin) and lost presses
+(the closed loop in the ai service is the defence against those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .board import Board
+from .engine import DROP, FallingPiece, Game, fits
+from .pieces import orientation_count
+from .placements import keys_for
+from .rules import Rules
+from .sequence import FixedPieces
+
+#: Gravity rows simulated at most after the keys; more than any board is tall.
+_MAX_FALLS = 1000
+
+
+@dataclass(frozen=True)
+class KeyTiming:
+    """When keys reach the game and how fast it falls, in seconds after the reference instant.
+
+    Key i (0-based) reaches the game at ``first_key_s + i * key_interval_s``; a final drop comes
+    ``drop_delay_s`` later still (the closed loop's pause to confirm the piece before dropping it).
+    """
+
+    first_key_s: float
+    key_interval_s: float
+    fall_step_s: float
+    drop_delay_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.key_interval_s <= 0 or self.fall_step_s <= 0:
+            raise ValueError(f"key interval and fall step must be positive: {self}")
+        if self.drop_delay_s < 0:
+            raise ValueError(f"drop delay must be >= 0, got {self.drop_delay_s}")
+
+    def key_times(self, keys: Sequence[str]) -> list[float]:
+        """When each of ``keys`` reaches the game."""
+        times = [self.first_key_s + i * self.key_interval_s for i in range(len(keys))]
+        if keys and keys[-1] == DROP:
+            times[-1] += self.drop_delay_s
+        return times
+
+
+@dataclass(frozen=True)
+class KeyCheck:
+    """The verdict on one key sequence.
+
+    ``ok``: at every gravity phase the keys all reach the game while the piece is in play and it
+    comes to rest on ``target``.  ``reason`` says why not.  ``land_s``: the earliest (over the
+    phases) time the piece lands by gravity alone after the keys before the final drop, i.e. the
+    deadline for that drop; a plan without a final drop lands then.
+    """
+
+    keys: tuple[str, ...]
+    ok: bool
+    reason: str
+    land_s: float
+
+
+def keys_between(start: FallingPiece, orientation: int, x: int, *, lead: int = 0, drop: bool = True) -> tuple[str, ...]:
+    """Keys that turn ``start`` to ``orientation`` and shift it to column ``x``, then drop it.
+
+    Rotations first (Fahey's order, the one placements are enumerated with), except that the first
+    ``lead`` column moves come before them: a piece still in its spawn row cannot turn yet (most
+    orientations reach above the board), so it can use that time to travel instead.
+    """
+    turns = (orientation - start.orientation) % orientation_count(start.kind)
+    keys = keys_for(turns, x, start.x)[:-1]  # keys_for: rotations, column moves, then the drop
+    moves = keys[turns:]
+    lead = min(lead, len(moves))
+    return moves[:lead] + keys[:turns] + moves[lead:] + ((DROP,) if drop else ())
+
+
+def check_keys(board: Board, rules: Rules, start: FallingPiece, keys: Sequence[str], target: FallingPiece, timing: KeyTiming) -> KeyCheck:
+    """Play ``keys`` against gravity from ``start`` at every phase; see :class:`KeyCheck`."""
+    keys = tuple(keys)
+    if not fits(board, start.cells()):
+        return KeyCheck(keys, False, "the observed piece overlaps the board", 0.0)
+    moves = keys[:-1] if keys and keys[-1] == DROP else keys
+    times = timing.key_times(keys)
+    land_s = float("inf")
+    for earliest, phase in _phases(times[: len(moves)], timing.fall_step_s):
+        rest, landed_at, pressed = _play(board, rules, start, moves, times, phase, timing.fall_step_s)
+        land_s = min(land_s, landed_at - (phase - earliest))  # the same order of events, gravity as early as it can be
+        if pressed < len(moves):
+            return KeyCheck(keys, False, f"the piece lands before key {pressed + 1} of {len(keys)} ({moves[pressed]})", land_s)
+        if sorted(rest.cells()) != sorted(target.cells()):
+            return KeyCheck(keys, False, f"the keys leave the piece at orientation {rest.orientation} column {rest.x}, not {target.orientation} {target.x}", land_s)
+    if len(moves) < len(keys) and times[-1] >= land_s:
+        return KeyCheck(keys, False, f"the drop comes {times[-1] - land_s:.3f} s after the piece lands", land_s)
+    return KeyCheck(keys, True, "", land_s)
+
+
+def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPiece, timing: KeyTiming, *, drop: bool = True) -> KeyCheck:
+    """Keys from ``start`` to ``target`` that work at every phase.
+
+    Tries rotations first, then all column moves first, then fewer moves first (see
+    :func:`keys_between`); returns the first that works, or the rotations-first verdict.
+    """
+    shift = abs(target.x - start.x)
+    verdicts = []
+    for lead in (0, *range(shift, 0, -1)):
+        verdict = check_keys(board, rules, start, keys_between(start, target.orientation, target.x, lead=lead, drop=drop), target, timing)
+        if verdict.ok:
+            return verdict
+        verdicts.append(verdict)
+        if start.orientation == target.orientation:
+            break  # no rotations: every lead is the same sequence
+    return verdicts[0]
+
+
+def _phases(move_times: Sequence[float], step: float) -> list[tuple[float, float]]:
+    """Each interval of (0, step] in which the order of key and fall times is fixed, as (its start,
+    a next-fall time inside it)."""
+    cuts = sorted({0.0, step} | {t % step for t in move_times if t % step > 0.0})
+    return [(a, (a + b) / 2) for a, b in zip(cuts, cuts[1:])]
+
+
+def _play(
+    board: Board, rules: Rules, start: FallingPiece, moves: Sequence[str], times: Sequence[float], first_fall: float, step: float
+) -> tuple[FallingPiece, float, int]:
+    """Moves at their times, gravity from ``first_fall`` on; returns where the piece rests, when
+    gravity lands it, and how many moves reached it before that."""
+    game = Game(rules, FixedPieces(start.kind), board=board)
+    game.piece = start
+    pressed = 0
+    fall_t = first_fall
+    for _ in range(_MAX_FALLS):
+        while pressed < len(moves) and times[pressed] < fall_t:
+            game.press(moves[pressed])  # type: ignore[arg-type]  # keys_between yields engine keys
+            pressed += 1
+        resting = game.piece
+        assert resting is not None
+        if any(e.kind == "landed" for e in game.iterate()):
+            return resting, fall_t, pressed
+        fall_t += step
+    raise RuntimeError("the piece never landed")  # unreachable on a board of at most 400 rows
