@@ -38,6 +38,7 @@ import json
 import math
 import os
 import socket as pysocket
+import stat
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -162,7 +163,7 @@ def ensure_runtime_dir(path: Path | str) -> Path:
     path = Path(path)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = path.lstat()
-    if not path.is_dir() or path.is_symlink():
+    if not stat.S_ISDIR(info.st_mode):  # lstat: a symlink is refused too
         raise RuntimeError(f"runtime directory {path} is not a directory")
     if info.st_uid != os.getuid():
         raise RuntimeError(f"runtime directory {path} belongs to uid {info.st_uid}, not to us ({os.getuid()})")
@@ -207,6 +208,19 @@ def encode(
     epoch: str = "",
 ) -> list[bytes]:
     """The two frames of a message.  A bad argument is the caller's bug: ValueError/TypeError."""
+    return _encode(topic, source, seq, body, lifespan_s, t_mono, epoch)[0]
+
+
+def _encode(
+    topic: str,
+    source: str,
+    seq: int,
+    body: Mapping[str, Any],
+    lifespan_s: float | None,
+    t_mono: float | None,
+    epoch: str,
+) -> tuple[list[bytes], Message]:
+    """encode's frames and the Message they carry."""
     if not isinstance(topic, str) or not topic:
         raise ValueError(f"topic must be a non-empty string, got {topic!r}")
     if not isinstance(source, str) or not source:
@@ -225,7 +239,9 @@ def encode(
         "body": dict(body),
     }
     payload = json.dumps(header, separators=(",", ":"), allow_nan=False)
-    return [topic.encode(), payload.encode()]
+    message = Message(topic, source, header["seq"], header["t_mono"], header["t_wall"], header["lifespan_s"],
+                      header["body"], epoch)
+    return [topic.encode(), payload.encode()], message
 
 
 def decode(frames: Sequence[bytes]) -> Message:
@@ -386,12 +402,11 @@ class Publisher:
         self._take_subscriptions(0)
         seq = self._seq.get(topic, 0)
         self._seq[topic] = seq + 1
-        t_mono = time.monotonic()
-        frames = encode(topic, self.source, seq, body, lifespan_s, t_mono, self.epoch)
+        frames, message = _encode(topic, self.source, seq, body, lifespan_s, None, self.epoch)
         self._send(frames)
         if is_state_topic(topic):
             self._state[topic] = frames
-        return decode(frames)
+        return message
 
     def close(self) -> None:
         """Close the socket (nothing is waited for: LINGER is 0)."""
