@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from gamerig.daemon.config_errors import ConfigError
+from gamerig.daemon.rig_config import WatchdogConfig
 
 from .watchdog_health import DeadlineTally, FrameClock, Heartbeats
 from .watchdog_reality import Board, RealityCheck
@@ -45,36 +44,6 @@ STATE_EVERY_S = 0.5
 #: The services whose heartbeats play depends on.
 WATCHED_SERVICES = ("camera", "ai", "relay")
 COUNTERS = ("mismatches", "resyncs", "halts", "stale_frames", "dead_services", "deadline_misses", "checks", "malformed")
-
-
-@dataclass(frozen=True)
-class WatchdogSettings:
-    """The ``watchdog`` section of the rig config."""
-
-    heartbeat_timeout_s: float = 1.0
-    stale_frame_periods: float = 3.0
-    mismatch_halt_count: int = 3
-    resume_healthy_s: float = 0.5
-
-    @classmethod
-    def from_mapping(cls, data: Any, path: Path, section: str = "watchdog") -> WatchdogSettings:
-        """The settings from the section's mapping (None: all defaults); a ConfigError names the bad key."""
-        if data is None:
-            return cls()
-        if not isinstance(data, dict):
-            raise ConfigError(path, section, "must be a mapping")
-        defaults = cls()
-        unknown = sorted(set(data) - set(vars(defaults)))
-        if unknown:
-            raise ConfigError(path, f"{section}.{unknown[0]}", f"unknown key (allowed: {', '.join(vars(defaults))})")
-        values = {}
-        for key, default in vars(defaults).items():
-            value = data.get(key, default)
-            whole = isinstance(default, int)
-            if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not math.isfinite(value) or value <= 0:
-                raise ConfigError(path, f"{section}.{key}", f"must be a positive {'whole ' if whole else ''}number, got {value!r}")
-            values[key] = value
-        return cls(**values)
 
 
 class BadBody(ValueError):
@@ -113,7 +82,7 @@ class _Landing:
 class Watchdog:
     """See the module docstring."""
 
-    def __init__(self, settings: WatchdogSettings, now: float, services: tuple[str, ...] = WATCHED_SERVICES) -> None:
+    def __init__(self, settings: WatchdogConfig, now: float, services: tuple[str, ...] = WATCHED_SERVICES) -> None:
         self.settings = settings
         self.heartbeats = Heartbeats(services, settings.heartbeat_timeout_s)
         self.frames = FrameClock(settings.stale_frame_periods, now)

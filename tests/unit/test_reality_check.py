@@ -6,12 +6,10 @@ sockets, no clock); the process on real sockets is tests/integration/test_watchd
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gamerig.daemon.config_errors import ConfigError
-from gamerig.services.watchdog_core import Watchdog, WatchdogSettings
+from gamerig.daemon.rig_config import WatchdogConfig
+from gamerig.services.watchdog_core import Watchdog
 from gamerig.services.watchdog_health import DeadlineTally, FrameClock
 from gamerig.services.watchdog_reality import RealityCheck, differing_cells
 
@@ -91,18 +89,6 @@ def test_deadline_tally_adds_a_restarted_services_new_count() -> None:
     assert tally.total == 4
 
 
-def test_settings_from_the_config_section() -> None:
-    path = Path("gamerig.yaml")
-    assert WatchdogSettings.from_mapping(None, path) == WatchdogSettings()
-    assert WatchdogSettings.from_mapping({"mismatch_halt_count": 5}, path).mismatch_halt_count == 5
-    with pytest.raises(ConfigError, match=r"watchdog\.stale_frame_period: unknown key"):
-        WatchdogSettings.from_mapping({"stale_frame_period": 3}, path)
-    with pytest.raises(ConfigError, match=r"watchdog\.mismatch_halt_count: must be a positive whole number"):
-        WatchdogSettings.from_mapping({"mismatch_halt_count": 2.5}, path)
-    with pytest.raises(ConfigError, match=r"watchdog\.resume_healthy_s"):
-        WatchdogSettings.from_mapping({"resume_healthy_s": -1}, path)
-
-
 # ---- Watchdog ----------------------------------------------------------------------------------
 
 
@@ -112,7 +98,7 @@ class Rig:
     def __init__(self, **settings: float) -> None:
         self.now = 0.0
         self.seq = 0
-        self.dog = Watchdog(WatchdogSettings(**settings), self.now)
+        self.dog = Watchdog(WatchdogConfig(**settings), self.now)
         self.published: list[tuple[str, dict]] = list(self.dog.start(self.now))
 
     def send(self, topic: str, body: dict) -> list[tuple[str, dict]]:
