@@ -14,7 +14,6 @@ error naming its key) and tests/integration/test_cli.py (`gamerigd --check-confi
 
 from __future__ import annotations
 
-import os
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ from gamerig.games.tetris.rules import MAX_HEIGHT, MAX_WIDTH, MIN_HEIGHT, MIN_WI
 from gamerig.hardware.frames.urls import NETWORK_SCHEMES, SourceUrlError, device_from_url
 from gamerig.hardware.keys.config import KeyOutputConfig, load_key_output_config
 
+from .bus import Endpoints, default_runtime_dir
+from .bus_security import BusSecurity
 from .calibration_store import default_path as default_calibration_path
 from .config_errors import ConfigError, load_yaml
 from .player_config import config_dir, load_player
@@ -61,7 +62,7 @@ class CurveConfig:
 @dataclass(frozen=True)
 class BusConfig:
     """Where the bus lives. None: the default ipc:// endpoint in the runtime directory, which is
-    $RUNTIME_DIRECTORY, else $XDG_RUNTIME_DIR/gamerig, else /tmp/gamerig-<uid> (see runtime_dir())."""
+    $RUNTIME_DIRECTORY, else $XDG_RUNTIME_DIR/gamerig, else /tmp/gamerig-<uid> (bus.default_runtime_dir)."""
 
     runtime_dir: Path | None = None
     publish: str | None = None
@@ -72,7 +73,21 @@ class BusConfig:
 
     def resolved_runtime_dir(self) -> Path:
         """The configured runtime directory, else the environment's (not created here)."""
-        return self.runtime_dir if self.runtime_dir is not None else runtime_dir()
+        return self.runtime_dir if self.runtime_dir is not None else default_runtime_dir()
+
+    def endpoints(self) -> Endpoints:
+        """The configured endpoints, the others ipc:// in the runtime directory."""
+        default = Endpoints.default(self.resolved_runtime_dir())
+        return Endpoints(
+            self.publish or default.publish,
+            self.subscribe or default.subscribe,
+            self.control or default.control,
+            self.insecure,
+        )
+
+    def security(self) -> BusSecurity | None:
+        """The CURVE keys when configured (reading them may raise ConfigError naming the key file)."""
+        return BusSecurity.load(self.curve.server_key, self.curve.client_keys_dir) if self.curve else None
 
 
 @dataclass(frozen=True)
@@ -113,16 +128,6 @@ class RigConfig:
 def default_config_path() -> Path:
     """configs/gamerig.yaml in the config folder ($GAMERIG_CONFIG_DIR or the project's configs/)."""
     return config_dir() / "gamerig.yaml"
-
-
-def runtime_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    """The bus's default directory: systemd's $RUNTIME_DIRECTORY (the first, if it lists several),
-    else $XDG_RUNTIME_DIR/gamerig, else /tmp/gamerig-<uid>."""
-    if environ.get("RUNTIME_DIRECTORY"):
-        return Path(environ["RUNTIME_DIRECTORY"].split(":")[0])
-    if environ.get("XDG_RUNTIME_DIR"):
-        return Path(environ["XDG_RUNTIME_DIR"]) / "gamerig"
-    return Path(f"/tmp/gamerig-{os.getuid()}")
 
 
 def load_rig_config(path: Path) -> RigConfig:

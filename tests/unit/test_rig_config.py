@@ -17,7 +17,6 @@ from gamerig.daemon.rig_config import (
     WatchdogConfig,
     default_config_path,
     load_rig_config,
-    runtime_dir,
 )
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -160,7 +159,13 @@ def test_tcp_is_accepted_with_curve_or_insecure(tmp_path: Path) -> None:
     assert load_rig_config(write(tmp_path, curved)).bus.subscribe == "tcp://10.0.0.2:5556"
 
 
-def test_runtime_dir_follows_systemd_then_xdg_then_tmp() -> None:
-    assert runtime_dir({"RUNTIME_DIRECTORY": "/run/gamerig", "XDG_RUNTIME_DIR": "/run/user/1"}) == Path("/run/gamerig")
-    assert runtime_dir({"XDG_RUNTIME_DIR": "/run/user/1"}) == Path("/run/user/1/gamerig")
-    assert str(runtime_dir({})).startswith("/tmp/gamerig-")
+def test_the_runtime_dir_is_the_configured_one_else_the_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNTIME_DIRECTORY", "/run/gamerig")
+    assert BusConfig().resolved_runtime_dir() == Path("/run/gamerig")
+    assert BusConfig(runtime_dir=Path("/srv/rig")).resolved_runtime_dir() == Path("/srv/rig")
+
+
+def test_endpoints_default_to_ipc_in_the_runtime_dir_unless_configured() -> None:
+    endpoints = BusConfig(runtime_dir=Path("/srv/rig"), publish="tcp://10.0.0.2:5555", insecure=True).endpoints()
+    assert endpoints.publish == "tcp://10.0.0.2:5555" and endpoints.insecure
+    assert endpoints.subscribe == "ipc:///srv/rig/bus-sub" and endpoints.control == "ipc:///srv/rig/control"

@@ -1,0 +1,417 @@
+"""gamerigd's supervisor: runs the bus proxy, starts the four services as separate processes,
+restarts a crashed one with backoff, tracks each one's lifecycle state, answers gamerigctl, speaks
+systemd's notify protocol, and on SIGTERM puts the relays in the safe state before stopping anything.
+
+- Services are started relay first (the hands are in their safe state before anything can plan),
+  then watchdog, camera, ai, each as ``python -m gamerig.services.<name> --endpoints JSON --config
+  PATH``, in a session of its own (a Ctrl-C in gamerigd's terminal reaches only gamerigd, which then
+  stops them in order) and with PR_SET_PDEATHSIG, so a gamerigd killed with -9 takes them along.
+- A service that exits for any reason while the supervisor runs is restarted after a backoff that
+  starts at 0.5 s and doubles to 10 s; it is reset once the service has run for 30 s.
+- A service is *alive* while its process runs and its hb.<name> heartbeat (sent by that very pid)
+  is younger than the heartbeat timeout. READY=1 is sent once all four have been alive; WATCHDOG=1
+  only while all four are alive, so systemd restarts a rig whose services stay dead.
+- The play mode (play / pause / stop) is a command, not cached bus state, so it is re-sent every
+  MODE_REPEAT_S: a restarted service learns it within a second.
+- Shutdown (SIGTERM/SIGINT, or an error in the loop): STOPPING=1, ctl.stop, wait (bounded) for a
+  relay.state saying safe that was sent after it, then SIGTERM to every service, SIGKILL to any
+  still running after the stop timeout.
+
+Tested by tests/integration/test_supervisor.py with real processes (stand-in services under
+tests/support/ that speak the heartbeat): restart with backoff, restarts and states in status,
+the SIGTERM order (relay safe before any service is signalled) and no process left behind. The
+real services are exercised by the rig's end-to-end tests, not here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from .bus import ControlServer, Endpoints, Message, Publisher, Subscriber
+from .bus_proxy import BusProxy
+from .bus_security import BusSecurity
+from .sd_notify import Notifier
+
+#: Start order: the relay first, so the outputs are safe before anything can plan.
+SERVICE_NAMES = ("relay", "watchdog", "camera", "ai")
+MODES = ("play", "pause", "stop")
+#: Bus topics the supervisor keeps the latest body of, for status.
+STATE_VIEWS = {"game": ("ai.state", "game.state"), "watchdog": ("wd.state",), "relay": ("relay.state",), "camera": ("cam.state",)}
+REPLY_TOPICS = {"snapshot": "cam.snapshot", "calibrate": "cam.calibrated"}
+SUBSCRIPTIONS = ("hb.", *(topic for topics in STATE_VIEWS.values() for topic in topics), *REPLY_TOPICS.values())
+MODE_REPEAT_S = 1.0
+LOOP_S = 0.05
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Restart delays: ``initial_s`` doubling to ``max_s``; back to ``initial_s`` after ``reset_after_s`` up."""
+
+    initial_s: float = 0.5
+    max_s: float = 10.0
+    reset_after_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long the supervisor waits for things (seconds)."""
+
+    heartbeat_s: float = 1.0  # the config's watchdog.heartbeat_timeout_s
+    relay_safe_s: float = 2.0  # for relay.state safe after ctl.stop, at shutdown
+    stop_s: float = 3.0  # after SIGTERM, before SIGKILL
+    snapshot_s: float = 5.0
+    calibrate_s: float = 30.0
+
+
+def service_command(name: str, endpoints: Endpoints, config_path: Path) -> list[str]:
+    """The command line of service ``name``."""
+    return [
+        sys.executable, "-m", f"gamerig.services.{name}",
+        "--endpoints", endpoints.to_json(), "--config", str(config_path),
+    ]
+
+
+class ServiceProcess:
+    """One service: its process, its restarts with backoff, and what its heartbeats say."""
+
+    def __init__(self, name: str, command: Sequence[str], backoff: Backoff) -> None:
+        self.name = name
+        self.command = list(command)
+        self.backoff = backoff
+        self.restarts = 0
+        self.last_exit: int | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.next_start_at: float | None = 0.0  # due now
+        self.heartbeat: dict[str, Any] | None = None
+        self.heartbeat_at = 0.0
+        self._delay_s = backoff.initial_s
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None and self.process.poll() is None else None
+
+    def start_if_due(self, now: float) -> bool:
+        """Start the process if it is not running and its restart is due; True if started."""
+        if self.next_start_at is None or now < self.next_start_at:
+            return False
+        parent = os.getpid()
+        self.process = subprocess.Popen(
+            self.command, start_new_session=True, preexec_fn=lambda: _die_with_parent(parent)
+        )
+        self.started_at = now
+        self.next_start_at = None
+        self.heartbeat = None
+        return True
+
+    def reap(self, now: float) -> int | None:
+        """If the process has exited: schedule its restart and return its exit code."""
+        if self.process is None or self.next_start_at is not None:
+            return None
+        code = self.process.poll()
+        if code is None:
+            return None
+        if now - self.started_at >= self.backoff.reset_after_s:
+            self._delay_s = self.backoff.initial_s
+        self.last_exit = code
+        self.restarts += 1
+        self.next_start_at = now + self._delay_s
+        self._delay_s = min(self._delay_s * 2, self.backoff.max_s)
+        self.heartbeat = None
+        return code
+
+    def on_heartbeat(self, body: dict[str, Any], now: float) -> None:
+        """Take a heartbeat if it comes from the current process (the proxy may replay an old one)."""
+        if self.pid is not None and body.get("pid") == self.pid:
+            self.heartbeat = body
+            self.heartbeat_at = now
+
+    def alive(self, now: float, timeout_s: float) -> bool:
+        """Running and heard from within ``timeout_s``."""
+        return self.pid is not None and self.heartbeat is not None and now - self.heartbeat_at <= timeout_s
+
+    def state(self, now: float, timeout_s: float) -> str:
+        """The lifecycle state the heartbeat reports; "down" without a process, "starting" before
+        its first heartbeat, "unresponsive" when its heartbeats stopped."""
+        if self.pid is None:
+            return "down"
+        if self.heartbeat is None:
+            return "starting"
+        if not self.alive(now, timeout_s):
+            return "unresponsive"
+        return str(self.heartbeat.get("state", "?"))
+
+    def view(self, now: float, timeout_s: float) -> dict[str, Any]:
+        """This service's line of `gamerigctl status`."""
+        heartbeat = self.heartbeat or {}
+        return {
+            "state": self.state(now, timeout_s),
+            "pid": self.pid,
+            "uptime_s": round(now - self.started_at, 3) if self.pid is not None else None,
+            "restarts": self.restarts,
+            "last_exit": self.last_exit,
+            "restart_in_s": round(max(0.0, self.next_start_at - now), 3) if self.next_start_at is not None else None,
+            "heartbeat_age_s": round(now - self.heartbeat_at, 3) if self.heartbeat is not None else None,
+            "message": heartbeat.get("message", ""),
+            "stats": heartbeat.get("stats", {}),
+        }
+
+    def signal(self, signum: int) -> None:
+        """Send ``signum`` to the process if it still runs."""
+        if self.pid is not None:
+            assert self.process is not None
+            self.process.send_signal(signum)
+
+
+@dataclass
+class _Pending:
+    """A control request waiting for a camera reply on the bus."""
+
+    kind: str
+    request_id: str
+    deadline: float
+
+
+@dataclass
+class _Shared:
+    """What the loop learned from the bus."""
+
+    views: dict[str, dict[str, Any]] = field(default_factory=dict)  # topic -> latest body
+    relay_safe_at: float | None = None  # when a relay.state saying safe last arrived
+
+
+class Supervisor:
+    """The supervisor loop; see the module docstring. ``commands`` maps service name -> command line."""
+
+    def __init__(
+        self,
+        commands: Mapping[str, Sequence[str]],
+        endpoints: Endpoints,
+        *,
+        security: BusSecurity | None = None,
+        backoff: Backoff = Backoff(),
+        timeouts: Timeouts = Timeouts(),
+        notifier: Notifier | None = None,
+        mode: str = "play",
+        log: Callable[[str], None] = lambda line: print(f"gamerigd: {line}", file=sys.stderr, flush=True),
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.services = [ServiceProcess(name, command, backoff) for name, command in commands.items()]
+        self.endpoints = endpoints
+        self.security = security
+        self.timeouts = timeouts
+        self.notifier = notifier or Notifier({})
+        self.mode = mode
+        self.log = log
+        self._started = time.monotonic()
+        self._shared = _Shared()
+        self._pending: _Pending | None = None
+        self._ready_sent = False
+        self._status_text = ""
+        self._mode_sent_at = 0.0
+
+    def run(self, stop: threading.Event) -> int:
+        """Supervise until ``stop`` is set, then shut down in order; returns the exit code (0)."""
+        context = zmq.Context()
+        proxy_stop = threading.Event()
+        proxy = BusProxy(context, self.endpoints, self.security)
+        proxy_thread = threading.Thread(target=proxy.run, args=(proxy_stop,), name="bus-proxy", daemon=True)
+        proxy_thread.start()
+        publisher = Publisher(context, self.endpoints, "gamerigd", self.security)
+        subscriber = Subscriber(context, self.endpoints, SUBSCRIPTIONS, self.security)
+        control = ControlServer(context, self.endpoints, self.security)
+        try:
+            publisher.wait_connected(2.0)
+            self.log(f"bus up at {self.endpoints.subscribe}; starting {', '.join(s.name for s in self.services)}")
+            while not stop.is_set():
+                self._step(publisher, subscriber, control)
+            return 0
+        finally:
+            self._shutdown(publisher, subscriber)
+            for closable in (control, subscriber, publisher):
+                closable.close()
+            proxy_stop.set()
+            proxy_thread.join(2.0)
+            proxy.close()
+            context.term()
+
+    # ---- one turn of the loop ------------------------------------------------------------
+
+    def _step(self, publisher: Publisher, subscriber: Subscriber, control: ControlServer) -> None:
+        self._drain(subscriber, LOOP_S, control)
+        now = time.monotonic()
+        for service in self.services:
+            code = service.reap(now)
+            if code is not None:
+                delay = service.next_start_at - now if service.next_start_at is not None else 0.0
+                self.log(f"{service.name} exited with code {code}; restart {service.restarts} in {delay:.1f} s")
+            if service.start_if_due(now):
+                self.log(f"{service.name} started, pid {service.pid}")
+        if now - self._mode_sent_at >= MODE_REPEAT_S:
+            publisher.publish(f"ctl.{self.mode}", {})
+            self._mode_sent_at = now
+        if self._pending is None:
+            request = control.receive(0)
+            if request is not None:
+                self._answer(request, publisher, control)
+        elif now > self._pending.deadline:
+            control.reply({"ok": False, "error": f"no {REPLY_TOPICS[self._pending.kind]} from the camera in time"})
+            self._pending = None
+        self._notify(now)
+
+    def _drain(self, subscriber: Subscriber, timeout_s: float, control: ControlServer | None) -> None:
+        """Take every queued bus message (waiting up to ``timeout_s`` for the first)."""
+        message = subscriber.receive(timeout_s)
+        while message is not None:
+            self._take(message, control)
+            message = subscriber.receive(0)
+
+    def _take(self, message: Message, control: ControlServer | None) -> None:
+        now = time.monotonic()
+        if message.topic.startswith("hb."):
+            for service in self.services:
+                if message.topic == f"hb.{service.name}":
+                    service.on_heartbeat(message.body, now)
+            return
+        if message.topic in REPLY_TOPICS.values():
+            pending = self._pending
+            if control is not None and pending is not None and message.body.get("request_id") == pending.request_id:
+                control.reply({"ok": True, **message.body})
+                self._pending = None
+            return
+        self._shared.views[message.topic] = message.body
+        if message.topic == "relay.state" and message.body.get("safe") is True:
+            self._shared.relay_safe_at = now
+
+    def _notify(self, now: float) -> None:
+        timeout = self.timeouts.heartbeat_s
+        all_alive = all(service.alive(now, timeout) for service in self.services)
+        status = ", ".join(f"{s.name} {s.state(now, timeout)}" for s in self.services)
+        status = f"{self.mode}: {status}"
+        if all_alive and not self._ready_sent:
+            self._ready_sent = True
+            self.notifier.ready(status)
+            self.log(f"all services alive ({status})")
+        elif status != self._status_text:
+            self.notifier.status(status)
+        self._status_text = status
+        self.notifier.watchdog_if_due(now, all_alive)
+
+    # ---- gamerigctl ------------------------------------------------------------------------
+
+    def _answer(self, request: dict[str, Any], publisher: Publisher, control: ControlServer) -> None:
+        cmd = request["cmd"]
+        if cmd == "status":
+            control.reply(self.status())
+        elif cmd in MODES:
+            self.mode = cmd
+            publisher.publish(f"ctl.{cmd}", {})
+            self._mode_sent_at = time.monotonic()
+            control.reply({"ok": True, "mode": cmd})
+        elif cmd in REPLY_TOPICS:
+            request_id = uuid.uuid4().hex[:12]
+            body: dict[str, Any] = {"request_id": request_id}
+            if cmd == "calibrate":
+                body.update(out=request.get("out"), png=request.get("png"))
+            publisher.publish(f"ctl.{cmd}", body)
+            wait = self.timeouts.snapshot_s if cmd == "snapshot" else self.timeouts.calibrate_s
+            self._pending = _Pending(cmd, request_id, time.monotonic() + wait)
+        else:
+            known = ", ".join(("status", *MODES, *REPLY_TOPICS))
+            control.reply({"ok": False, "error": f"unknown command {cmd!r} (known: {known})"})
+
+    def status(self) -> dict[str, Any]:
+        """What `gamerigctl status` shows: the daemon, each service, and the rig's state topics."""
+        now = time.monotonic()
+        timeout = self.timeouts.heartbeat_s
+        views: dict[str, Any] = {}
+        for name, topics in STATE_VIEWS.items():
+            bodies = [self._shared.views[topic] for topic in topics if topic in self._shared.views]
+            views[name] = {key: value for body in bodies for key, value in body.items()} if bodies else None
+        return {
+            "ok": True,
+            "daemon": {
+                "pid": os.getpid(),
+                "uptime_s": round(now - self._started, 3),
+                "mode": self.mode,
+                "healthy": all(service.alive(now, timeout) for service in self.services),
+                "endpoints": self.endpoints.to_dict(),
+            },
+            "services": {service.name: service.view(now, timeout) for service in self.services},
+            **views,
+        }
+
+    # ---- shutdown --------------------------------------------------------------------------
+
+    def _shutdown(self, publisher: Publisher, subscriber: Subscriber) -> None:
+        """ctl.stop, relay safe (bounded wait), SIGTERM to all, SIGKILL to stragglers."""
+        self.notifier.stopping()
+        self.log("stopping: relays to the safe state first")
+        asked = time.monotonic()
+        publisher.publish("ctl.stop", {})
+        if not self._wait_relay_safe(subscriber, asked):
+            self.log(f"relay did not report safe within {self.timeouts.relay_safe_s:g} s; stopping anyway")
+        for service in self.services:
+            service.next_start_at = None  # no restarts from here on
+            service.signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.timeouts.stop_s
+        for service in self.services:
+            if service.process is None:
+                continue
+            try:
+                service.process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.log(f"{service.name} ignored SIGTERM for {self.timeouts.stop_s:g} s; killing it")
+                service.process.kill()
+                service.process.wait()
+        self.log("stopped")
+
+    def _wait_relay_safe(self, subscriber: Subscriber, asked: float) -> bool:
+        """Wait (bounded) for a relay.state saying safe that arrived after ``asked``; True at once
+        when no relay process runs (there is nothing to ask)."""
+        relay = next((s for s in self.services if s.name == "relay"), None)
+        deadline = asked + self.timeouts.relay_safe_s
+        while relay is not None and relay.pid is not None:
+            safe_at = self._shared.relay_safe_at
+            if safe_at is not None and safe_at >= asked:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            self._drain(subscriber, LOOP_S, None)
+        return True
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child before exec: get SIGTERM when gamerigd dies, however it dies."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # gamerigd died before prctl took effect
+        os._exit(1)
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here, not in the child between fork and exec
+
+
+def run_until_signalled(supervisor: Supervisor) -> int:
+    """Run ``supervisor`` until SIGTERM or SIGINT (the handlers only set an event); returns its exit code."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return supervisor.run(stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

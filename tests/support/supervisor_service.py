@@ -1,0 +1,91 @@
+"""A stand-in service for the supervisor's tests: speaks the lifecycle heartbeat and nothing else.
+
+    python supervisor_service.py NAME --endpoints JSON --log FILE [--crashes N] [--crash-after S]
+                                 [--ignore-sigterm]
+
+Publishes hb.NAME every 0.25 s (lifespan 1.0) with the contract's body. The relay stand-in also
+publishes relay.state: safe false on ctl.play, safe true on ctl.stop. Appends one line per event
+to --log ("<t_mono> <name> <event> <pid>"): started, safe, sigterm, crash. With --crashes N it exits 1
+after --crash-after seconds on each of its first N starts (counted in FILE.<name>.starts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+import zmq
+
+from gamerig.daemon.bus import Endpoints, Publisher, Subscriber
+
+
+def log(path: str, name: str, event: str) -> None:
+    with open(path, "a") as file:  # one short append per line: lines from several processes do not mix
+        file.write(f"{time.monotonic():.6f} {name} {event} {os.getpid()}\n")
+
+
+def count_start(path: str) -> int:
+    with open(path, "a") as file:
+        file.write("x")
+    with open(path) as file:
+        return len(file.read())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("name")
+    parser.add_argument("--endpoints", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--crashes", type=int, default=0)
+    parser.add_argument("--crash-after", type=float, default=0.5)
+    parser.add_argument("--ignore-sigterm", action="store_true")
+    args = parser.parse_args()
+    starts = count_start(f"{args.log}.{args.name}.starts")
+    crash_at = time.monotonic() + args.crash_after if starts <= args.crashes else None
+    stopping = False
+
+    def on_sigterm(*_: object) -> None:
+        nonlocal stopping
+        log(args.log, args.name, "sigterm")
+        stopping = not args.ignore_sigterm
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    endpoints = Endpoints.from_json(args.endpoints)
+    context = zmq.Context()
+    publisher = Publisher(context, endpoints, args.name)
+    subscriber = Subscriber(context, endpoints, ["ctl."])
+    publisher.wait_connected(2.0)
+    log(args.log, args.name, "started")
+    started = time.monotonic()
+    next_beat = 0.0
+    try:
+        while not stopping:
+            now = time.monotonic()
+            if crash_at is not None and now >= crash_at:
+                log(args.log, args.name, "crash")
+                print(f"{args.name} stand-in: crashing on purpose (start {starts})", file=sys.stderr)
+                return 1
+            if now >= next_beat:
+                body = {"state": "active", "pid": os.getpid(), "uptime_s": now - started, "message": "stand-in",
+                        "stats": {"starts": starts}}
+                publisher.publish(f"hb.{args.name}", body, lifespan_s=1.0)
+                next_beat = now + 0.25
+            message = subscriber.receive(0.05)
+            if message is not None and args.name == "relay" and message.topic in ("ctl.play", "ctl.stop"):
+                safe = message.topic == "ctl.stop"
+                publisher.publish("relay.state", {"outputs": {}, "link": "connected", "safe": safe, "deadline_misses": 0})
+                if safe:
+                    log(args.log, args.name, "safe")
+        return 0
+    finally:
+        publisher.close()
+        subscriber.close()
+        context.term()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
