@@ -1,0 +1,335 @@
+"""The bus over real ZeroMQ sockets (ipc:// in a temporary folder, tcp on 127.0.0.1): the proxy, its
+last-value cache, the counted drops, the known traps (slow joiner, double bind, LINGER), control."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import zmq
+
+from gamerig.daemon.bus import (
+    ControlClient,
+    ControlServer,
+    DaemonNotRunning,
+    EndpointInUse,
+    Endpoints,
+    Message,
+    Publisher,
+    Subscriber,
+    encode,
+)
+from gamerig.daemon.bus_proxy import BusProxy
+
+WAIT_S = 5.0  # generous: the machine is shared
+
+
+@contextmanager
+def running_proxy(endpoints: Endpoints) -> Iterator[BusProxy]:
+    """A BusProxy on its own context, run in a thread as gamerigd runs it."""
+    context = zmq.Context()
+    proxy = BusProxy(context, endpoints)
+    stop = threading.Event()
+    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        stop.set()
+        thread.join(WAIT_S)
+        proxy.close()
+        context.term()
+
+
+@pytest.fixture
+def endpoints(tmp_path: Path) -> Endpoints:
+    return Endpoints.default(tmp_path)
+
+
+@pytest.fixture
+def proxy(endpoints: Endpoints) -> Iterator[BusProxy]:
+    with running_proxy(endpoints) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def context() -> Iterator[zmq.Context]:
+    """The services' side; destroy() also closes what a failing test left open."""
+    context = zmq.Context()
+    yield context
+    context.destroy(linger=0)
+
+
+def receive_topic(sub: Subscriber, topic: str, timeout_s: float = WAIT_S) -> Message:
+    """The next message on ``topic`` (others are skipped)."""
+    deadline = time.monotonic() + timeout_s
+    while (remaining := deadline - time.monotonic()) > 0:
+        message = sub.receive(remaining)
+        if message is not None and message.topic == topic:
+            return message
+    raise AssertionError(f"no {topic} message within {timeout_s} s")
+
+
+def synced(pub: Publisher, sub: Subscriber) -> None:
+    """Wait until both are connected: a state message reaches the subscriber (live or from the cache).
+
+    The subscriber must take "hb." topics.
+    """
+    assert pub.wait_connected(WAIT_S)
+    pub.publish(f"hb.{pub.source}", {"state": "ready"})
+    receive_topic(sub, f"hb.{pub.source}")
+
+
+def raw_publisher(context: zmq.Context, endpoints: Endpoints) -> zmq.Socket:
+    """A bare XPUB socket on the proxy, for sending what Publisher never would; waits until subscribed."""
+    sock = context.socket(zmq.XPUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(endpoints.publish)
+    assert sock.poll(int(WAIT_S * 1000)), "the proxy never subscribed"
+    assert sock.recv() == b"\x01"
+    return sock
+
+
+def test_messages_flow_from_publisher_to_subscriber(proxy: BusProxy, context: zmq.Context, endpoints: Endpoints) -> None:
+    sub = Subscriber(context, endpoints, ["hb.", "obs."])
+    pub = Publisher(context, endpoints, "camera")
+    synced(pub, sub)
+    sent = [pub.publish("obs.frame", {"frame_seq": i}, lifespan_s=5.0) for i in range(3)]
+    pub.publish("plan.keys", {"ignored": True})  # a topic the subscriber did not ask for
+    got = [receive_topic(sub, "obs.frame") for _ in sent]
+    assert [m.body for m in got] == [m.body for m in sent]
+    assert [m.seq for m in got] == [0, 1, 2]  # numbered per topic
+    assert got[0].source == "camera" and got[0].epoch == pub.epoch
+    assert sub.receive(0.2) is None
+    assert sub.counters["received"] == 4 and sub.counters["gaps"] == {}
+
+
+def test_a_late_subscriber_gets_the_current_state_only(
+    proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
+) -> None:
+    pub = Publisher(context, endpoints, "relay")
+    assert pub.wait_connected(WAIT_S)
+    pub.publish("relay.state", {"safe": False})
+    pub.publish("relay.state", {"safe": True})
+    pub.publish("hb.relay", {"state": "active"})
+    pub.publish("relay.key", {"key": "left"})  # an event: gone for whoever was not listening
+    deadline = time.monotonic() + WAIT_S
+    while proxy.state_topics() != ["hb.relay", "relay.state"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    late = Subscriber(context, endpoints, ["relay.", "hb."])
+    got = {m.topic: m for m in (late.receive(WAIT_S), late.receive(WAIT_S)) if m is not None}
+    assert sorted(got) == ["hb.relay", "relay.state"]
+    assert got["relay.state"].body == {"safe": True} and got["relay.state"].seq == 1  # the latest, not the first
+    assert late.receive(0.3) is None  # no relay.key: events are not kept
+
+
+def test_a_replay_for_a_late_subscriber_is_a_duplicate_for_the_others(
+    proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
+) -> None:
+    first = Subscriber(context, endpoints, ["hb."])
+    pub = Publisher(context, endpoints, "ai")
+    synced(pub, first)
+    second = Subscriber(context, endpoints, ["hb."])
+    assert receive_topic(second, "hb.ai").body == {"state": "ready"}
+    assert first.receive(0.3) is None  # XPUB sent the replay to both; the first one drops it
+    assert first.counters["duplicates"] == 1 and first.counters["received"] == 1
+
+
+def test_a_publisher_started_before_the_proxy_resends_its_state(context: zmq.Context, endpoints: Endpoints) -> None:
+    """Slow joiner: what a PUB sends before the proxy subscribes is lost; state is sent again."""
+    pub = Publisher(context, endpoints, "watchdog")
+    pub.publish("wd.state", {"halted": False})  # nobody there yet: dropped by ZeroMQ
+    assert not pub.connected
+    with running_proxy(endpoints) as proxy:
+        assert pub.wait_connected(WAIT_S)
+        late = Subscriber(context, endpoints, ["wd."])
+        assert receive_topic(late, "wd.state").body == {"halted": False}
+        late.close()
+    with running_proxy(endpoints) as restarted:  # a restarted gamerigd knows nothing
+        deadline = time.monotonic() + WAIT_S
+        while restarted.state_topics() != ["wd.state"] and time.monotonic() < deadline:
+            pub.connected  # what every heartbeat's publish does: take the new subscription, re-send
+            time.sleep(0.01)
+        late = Subscriber(context, endpoints, ["wd."])
+        assert receive_topic(late, "wd.state").body == {"halted": False}
+
+
+def test_malformed_messages_are_counted_and_dropped(proxy: BusProxy, context: zmq.Context, endpoints: Endpoints) -> None:
+    sub = Subscriber(context, endpoints, ["hb.", "obs."])
+    raw = raw_publisher(context, endpoints)
+    pub = Publisher(context, endpoints, "camera")
+    synced(pub, sub)
+    two_frame_garbage = [
+        [b"obs.frame", b"{not json"],
+        [b"obs.frame", b"[]"],
+        [b"hb.evil", b'{"v": 99}'],
+        [b"obs.frame", b"\xff"],
+    ]
+    for frames in [[b"obs.frame"], [b"obs.frame", b"{}", b"extra"], *two_frame_garbage]:
+        raw.send_multipart(frames)
+    raw.send_multipart(encode("obs.frame", "camera2", 0, {"good": True}))
+    message = receive_topic(sub, "obs.frame")
+    assert message.body == {"good": True}
+    assert sub.counters["malformed"] == len(two_frame_garbage)
+    assert sub.last_malformed is not None and "not UTF-8" in sub.last_malformed
+    assert proxy.counters["dropped"] == 2  # not two frames: never forwarded
+    assert "hb.evil" not in proxy.state_topics()  # a bad state message is not kept for late subscribers
+
+
+def test_expired_messages_are_counted_and_dropped(proxy: BusProxy, context: zmq.Context, endpoints: Endpoints) -> None:
+    sub = Subscriber(context, endpoints, ["hb.", "obs."])
+    pub = Publisher(context, endpoints, "camera")
+    synced(pub, sub)
+    pub.publish("obs.frame", {"old": True}, lifespan_s=0.05)
+    time.sleep(0.3)  # the consumer was busy: the observation is stale when it looks
+    pub.publish("obs.frame", {"old": False}, lifespan_s=30.0)
+    assert receive_topic(sub, "obs.frame").body == {"old": False}
+    assert sub.counters["expired"] == 1
+
+
+def test_sequence_gaps_and_restarts_are_counted_per_source(
+    proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
+) -> None:
+    sub = Subscriber(context, endpoints, ["hb.", "obs."])
+    raw = raw_publisher(context, endpoints)
+    pub = Publisher(context, endpoints, "sync")
+    synced(pub, sub)
+    for seq, epoch in ((0, "life1"), (1, "life1"), (5, "life1"), (0, "life2"), (2, "life2")):
+        raw.send_multipart(encode("obs.frame", "camera", seq, {"seq": seq}, epoch=epoch))
+    got = [receive_topic(sub, "obs.frame").body["seq"] for _ in range(5)]
+    assert got == [0, 1, 5, 0, 2]
+    assert sub.counters["gaps"] == {"camera": 3 + 1}  # 2, 3, 4 of the first life; 1 of the second
+    assert sub.counters["restarts"] == {"camera": 1}
+
+
+def test_a_burst_past_the_high_water_marks_drops_whole_messages_and_counts_them(
+    proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
+) -> None:
+    """No CONFLATE anywhere: a full queue drops whole [topic, payload] messages, and seq gaps count them."""
+    sub = Subscriber(context, endpoints, ["hb.", "obs."])
+    pub = Publisher(context, endpoints, "camera")
+    synced(pub, sub)
+    burst = 30_000
+    for i in range(burst):  # the subscriber reads nothing meanwhile: its queues fill up
+        pub.publish("obs.frame", {"i": i})
+    received = []
+    while (message := sub.receive(0.5)) is not None:
+        received.append(message)
+    pub.publish("obs.frame", {"i": burst})
+    received.append(receive_topic(sub, "obs.frame"))
+    assert all(m.body["i"] == m.seq for m in received)  # every message arrived whole
+    counters = sub.counters
+    assert counters["malformed"] == 0
+    assert counters["gaps"].get("camera", 0) > 0, "the burst should have overflowed the queues"
+    assert len(received) + counters["gaps"]["camera"] == burst + 1  # every loss is counted
+
+
+def test_a_second_bind_on_a_live_ipc_path_is_refused(proxy: BusProxy, context: zmq.Context, endpoints: Endpoints) -> None:
+    other = zmq.Context()
+    try:
+        with pytest.raises(EndpointInUse, match="bus-pub is in use"):
+            BusProxy(other, endpoints)
+        server = ControlServer(other, endpoints)
+        with pytest.raises(EndpointInUse, match="control is in use"):
+            ControlServer(other, endpoints)
+        server.close()
+    finally:
+        other.term()
+    sub = Subscriber(context, endpoints, ["hb."])
+    synced(Publisher(context, endpoints, "camera"), sub)  # the first proxy still owns the bus
+
+
+def test_a_stale_ipc_socket_file_is_reused(tmp_path: Path, context: zmq.Context) -> None:
+    """A socket file left by a killed daemon is not live: the new daemon binds it."""
+    endpoints = Endpoints.default(tmp_path)
+    for name in ("bus-pub", "bus-sub"):
+        dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dead.bind(str(tmp_path / name))
+        dead.close()  # the file stays, nobody listens
+    with running_proxy(endpoints):
+        sub = Subscriber(context, endpoints, ["hb."])
+        synced(Publisher(context, endpoints, "camera"), sub)
+
+
+def serve(server: ControlServer, stop: threading.Event) -> None:
+    """Echo every request until stopped."""
+    while not stop.is_set():
+        request = server.receive(0.05)
+        if request is not None:
+            server.reply({"ok": True, "request": request})
+
+
+def test_control_round_trip_and_a_malformed_request(context: zmq.Context, endpoints: Endpoints) -> None:
+    server = ControlServer(context, endpoints)
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(server, stop))
+    thread.start()
+    try:
+        client = ControlClient(context, endpoints, timeout_s=WAIT_S)
+        assert client.request("status", verbose=True) == {"ok": True, "request": {"cmd": "status", "verbose": True}}
+        raw = context.socket(zmq.REQ)
+        raw.setsockopt(zmq.LINGER, 0)
+        raw.connect(endpoints.control)
+        raw.send(b"status please")
+        assert raw.poll(int(WAIT_S * 1000))
+        reply = raw.recv_json()
+        assert reply["ok"] is False and "not JSON" in reply["error"]
+        raw.send_json({"no": "cmd"})
+        assert raw.poll(int(WAIT_S * 1000)) and "cmd" in raw.recv_json()["error"]
+        assert client.request("play")["request"] == {"cmd": "play"}  # the server carried on
+    finally:
+        stop.set()
+        thread.join(WAIT_S)
+        server.close()
+
+
+def test_no_daemon_is_a_clear_error(tmp_path: Path, context: zmq.Context) -> None:
+    client = ControlClient(context, Endpoints.default(tmp_path), timeout_s=WAIT_S)
+    started = time.monotonic()
+    with pytest.raises(DaemonNotRunning, match=f"gamerigd is not running .*{tmp_path}/control"):
+        client.request("status")
+    assert time.monotonic() - started < 1.0  # no socket file: no need to wait
+
+
+def test_a_silent_daemon_times_out_and_the_next_request_gets_its_own_reply(
+    context: zmq.Context, endpoints: Endpoints
+) -> None:
+    server = ControlServer(context, endpoints)  # bound, but busy: nobody calls receive()
+    client = ControlClient(context, endpoints, timeout_s=0.3)
+    with pytest.raises(DaemonNotRunning, match="no answer on .* within 0.3 s"):
+        client.request("status")
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(server, stop))
+    thread.start()  # the daemon recovers; it answers the stale request into the void first
+    try:
+        client._timeout_s = WAIT_S
+        assert client.request("pause")["request"] == {"cmd": "pause"}
+    finally:
+        stop.set()
+        thread.join(WAIT_S)
+        server.close()
+
+
+def test_context_term_does_not_hang_on_an_undelivered_request() -> None:
+    """The default LINGER keeps an undelivered message forever and term() waits for it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    endpoints = Endpoints("ipc:///nonexistent/p", "ipc:///nonexistent/s", f"tcp://127.0.0.1:{port}", insecure=True)
+    context = zmq.Context()
+    client = ControlClient(context, endpoints, timeout_s=0.2)
+    with pytest.raises(DaemonNotRunning):
+        client.request("status")
+    pub = Publisher(context, endpoints, "camera")
+    pub.publish("hb.camera", {})
+    pub.close()
+    terminated = threading.Thread(target=context.term, daemon=True)
+    terminated.start()
+    terminated.join(WAIT_S)
+    assert not terminated.is_alive(), "context.term() hung"
