@@ -49,6 +49,46 @@ def test_find_well_places_every_corner_close_to_the_truth(name: str, seed: int, 
     assert _worst_corner_px(fit.corners, truth) <= tolerance_px
 
 
+def _filmed_play(seed: int, sk: Skin, count: int = 8) -> tuple[list[np.ndarray], np.ndarray]:
+    """``count`` frames of one still camera while a T falls down the left and the right side of
+    the well over a random stack, and the true well corners."""
+    rng = np.random.default_rng(seed)
+    cells = np.zeros((20, 10), dtype=np.uint8)
+    height = int(rng.integers(2, 9))
+    cells[:height] = rng.random((height, 10)) < 0.6
+    ids = cells * rng.integers(1, 9, size=cells.shape)
+    settings = CameraSettings.random(rng)
+    frames = []
+    for k in range(count):
+        left = 1 if k % 2 == 0 else 8  # the T's left column, 1-based
+        falling = [(left, 19 - 2 * k), (left + 1, 19 - 2 * k), (left + 2, 19 - 2 * k), (left + 1, 18 - 2 * k)]
+        screen = render(Board(cells=cells), sk, falling=falling, falling_piece="T", next_piece="I", stack_ids=ids, seed=seed)
+        frame, h = film(screen.image, rng, settings)
+        frames.append(frame)
+    return frames, map_points(h, screen.well_corners)
+
+
+def test_find_well_on_frames_of_play_sees_the_lattice_that_the_play_filled():
+    """The dots of empty "[.]" cells pull a one-frame fit off; over the frames of play, the
+    cells the falling piece filled at some moment hold the lattice in place."""
+    single, several = [], []
+    for seed in range(400, 405):
+        frames, truth = _filmed_play(seed, skin("elektronika1986"))
+        one = find_well(frames[len(frames) // 2])
+        single.append(np.inf if one is None else _worst_corner_px(one.corners, truth))
+        fit = find_well(frames)
+        assert fit is not None and fit.score >= MIN_SCORE, f"seed {seed}: no well found in the frames of play"
+        several.append(_worst_corner_px(fit.corners, truth))
+    assert max(several) <= SUCCESS_PX, several
+    assert sum(error > SUCCESS_PX for error in single) >= 2, single  # what one frame alone gives
+
+
+def test_find_well_refuses_frames_of_different_sizes():
+    frame, _ = _filmed_game(1, skin("nes"))
+    with pytest.raises(ValueError, match="differ in size"):
+        find_well([frame, frame[:-2]])
+
+
 @pytest.fixture(scope="module")
 def scenes() -> list[tuple[np.ndarray, np.ndarray]]:
     names = ["green_screen", "nes", "flat_modern", "outline", "picture", "paper", "pastel"]
