@@ -1,7 +1,8 @@
 """`gamerigctl calibrate`: find the well in the camera's frames, learn its empty look, save it.
 
 Grabs ``--frames`` frames from the source (a frame-source URL, or the path of a video or an
-image file), takes their per-pixel median, and finds the well there: automatically
+image file) and finds the well in all of them (each pixel's strongest edge over the frames,
+so whatever the play filled at some moment outlines the well): automatically
 (``calibration.find_well``), or by refining the operator's ``--corners`` / ``--rect``
 (``calibration.refine_corners``).  A fit under ``calibration.MIN_SCORE`` is refused.
 
@@ -155,17 +156,18 @@ def grab_frames(source: str, count: int, every_s: float = 0.0) -> list[np.ndarra
     return frames
 
 
-def fit_well(frame: np.ndarray, rough: np.ndarray | None, cols: int, rows: int) -> WellFit:
-    """The well found (rough None) or refined from the operator's corners; refused under MIN_SCORE."""
-    height, width = frame.shape[:2]
+def fit_well(frames: Sequence[np.ndarray], rough: np.ndarray | None, cols: int, rows: int) -> WellFit:
+    """The well found (rough None) or refined from the operator's corners, on all the frames
+    (the play they show outlines the well); refused under MIN_SCORE."""
+    height, width = frames[0].shape[:2]
     if rough is None:
-        fit = find_well(frame, cols, rows)
+        fit = find_well(frames, cols, rows)
         if fit is None:
             raise CalibrationFailed(f"no {cols} x {rows} well found; give --corners or --rect")
         return fit
     if np.any(rough < -0.5) or np.any(rough[:, 0] > width - 0.5) or np.any(rough[:, 1] > height - 0.5):
         raise UsageError(f"the corners {np.round(rough, 1).tolist()} lie outside the {width} x {height} frame")
-    fit = refine_corners(frame, rough, cols, rows)
+    fit = refine_corners(frames, rough, cols, rows)
     if fit.score < MIN_SCORE:
         raise CalibrationFailed(
             f"the corners given do not fit a {cols} x {rows} well (lattice score {fit.score:.2f} < {MIN_SCORE}):"
@@ -191,7 +193,7 @@ def calibrate(args: argparse.Namespace) -> Result:
     frames = grab_frames(args.source, args.frames, args.every)
     median = np.median(np.stack(frames), axis=0).astype(np.uint8)
     rough = args.corners if args.corners is not None else args.rect
-    fit = fit_well(median, rough, args.cols, args.rows)
+    fit = fit_well(frames, rough, args.cols, args.rows)
     try:
         well = learn_empty_well(frames, fit.corners, args.cols, args.rows)
     except BoardNotEmpty as exc:

@@ -31,10 +31,10 @@ def main() -> None:
     times: list[float] = []
     nones = 0
 
-    def timed_find_well(frame: np.ndarray) -> WellFit | None:
+    def timed_find_well(frames: list[np.ndarray]) -> WellFit | None:
         nonlocal nones
         started = time.thread_time()
-        fit = find_well(frame)
+        fit = find_well(frames)
         times.append(time.thread_time() - started)
         nones += fit is None
         return fit
