@@ -1,28 +1,31 @@
 """`gamerigctl bench keys`: the ADR2200 driver pressing keys on the virtual target machine.
 
-One process runs the whole virtual machine (:class:`Machine`: game, camera, MJPEG stream with one
-HTTP client reading it, the virtual ADR2200 board on a real pty) and the real driver
+The virtual machine (:class:`Machine`: game, camera, MJPEG stream, the virtual ADR2200 board on a
+real pty) runs in a spawned child process, as the target is another machine for a real rig (so the
+driver and the simulator do not share an interpreter lock); the real driver
 (:func:`open_key_output`: KeyOutput over RelayBoard over pyserial, with its readback after every
-command) opening that pty by its symlink.  It presses left, right, rotate in turn with the default
-60 ms hold, waiting the 60 ms gap between presses itself so that each press starts at the call.
+command) runs here and opens the board's pty by its symlink, and one HTTP client here reads the
+whole camera stream, so every frame is really sent.  It presses left, right, rotate in turn with
+the default 60 ms hold, waiting the 60 ms gap between presses itself so each press starts at its call.
 
 Per press: roundtrip = the keyboard model's accepted press edge (its contact time: when the board
 finished the close command) minus the time just before ``KeyOutput.press`` was called; hold error =
-|received hold (release edge minus press edge) - 60 ms|.  Over the window of the presses:
+|received hold (release edge minus press edge) - 60 ms|.  Times compare across the two processes
+because time.monotonic() is the system-wide CLOCK_MONOTONIC.  Over the window of the presses:
 sim_fps = camera frames streamed per second and sim_cpu_fraction = CPU time of the simulator over
 wall time, both from :meth:`Machine.performance` (thread CPU of the frame loop, the stream's client
 threads and the relay board's thread; the camera's random frame drops are off so fps measures what
-the pipeline sustains).  process_cpu_fraction is the whole process (the driver's spin-waits, its
-watcher and guard threads, and the stream reader included) for comparison.  The driver's own
-timing_stats() are reported as driver_*.
+the pipeline sustains).  sim_process_cpu_fraction is the whole child process (its control server
+and interpreter overhead included); driver_process_cpu_fraction this process (the driver's
+spin-waits and threads, the stream client).  The driver's own timing_stats() are reported as driver_*.
 
 Not measured: the key edge inside the game is the contact time; the game reads keys once per frame
 (up to 16.7 ms later, by design of the target machine, not of the rig), and that frame is in the
 ground truth, not here.  The pty transfers instantly (no 9600-baud pacing: a real ADR2200 adds about
 4 ms of wire time to each command, equally to press and release).
 
-Measured on the shared 2-core machine (other helpers' tests and benchmarks running, load average
-given), `gamerigctl bench keys --presses 300 --json`: see the numbers filled in below.
+Measured on the shared 2-core machine (other helpers' tests and benchmarks running),
+`gamerigctl bench keys --presses 300 --json`: MEASUREMENTS
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from gamerig.hardware.keys import KeyOutput, open_key_output
+from gamerig.hardware.keys import KeyOutput, KeyOutputConfig, KeyOutputError, load_key_output_config, open_key_output
 from gamerig.hardware.sim.keyboard import KeyEdge
 from gamerig.hardware.sim.machine import Machine, MachineOptions, prefer_the_board
 from gamerig.hardware.sim.target import SimPerformance, TargetOptions
@@ -78,24 +81,28 @@ def measure(presses: int) -> dict[str, Any]:
     """Run the benchmark (see the module docstring); returns the --json object."""
     with tempfile.TemporaryDirectory(prefix="gamerig-bench-keys-") as folder:
         with _MachineProcess(os.path.join(folder, "relay")) as machine:
-            with open_key_output(machine.key_config, "<bench keys>") as keys:
+            config = load_key_output_config(machine.key_config, "<bench keys>")
+            with open_key_output(config) as keys:
                 client = StreamClient(machine.url)
                 client.start()
                 try:
                     time.sleep(WARM_UP_S)
                     machine.begin()
                     process_start = time.process_time()
-                    calls = [_press(keys, KEYS[n % len(KEYS)]) for n in range(presses)]
+                    calls = [_press(keys, KEYS[n % len(KEYS)], config) for n in range(presses)]
                     process_cpu = time.process_time() - process_start
-                    window, edges = machine.end()
+                    window, sim_process_cpu, edges = machine.end()
                     stats = keys.timing_stats()
                 finally:
                     client.stop()
     roundtrips, hold_errors = _match(calls, edges)
+    errors = [c.error for c in calls if c.error is not None]
     return {
         "presses": presses,
         "received": len(roundtrips),
         "missing": presses - len(roundtrips),
+        "failed": len(errors),
+        "first_error": errors[0] if errors else None,
         "roundtrip_ms_p50": _percentile(roundtrips, 50),
         "roundtrip_ms_p99": _percentile(roundtrips, 99),
         "roundtrip_ms_max": max(roundtrips, default=0.0),
@@ -104,6 +111,7 @@ def measure(presses: int) -> dict[str, Any]:
         "hold_error_ms_max": max(hold_errors, default=0.0),
         "sim_fps": window.fps,
         "sim_cpu_fraction": window.cpu_fraction,
+        "sim_process_cpu_fraction": sim_process_cpu,
         "driver_process_cpu_fraction": process_cpu / window.wall_s,
         "window_s": window.wall_s,
         "driver_hold_error_ms_p50": stats.hold_error.p50_ms,
@@ -121,14 +129,20 @@ class _Call:
     key: str
     called: float  # time.monotonic() just before KeyOutput.press
     hold_ms: float
+    error: str | None = None  # the driver's KeyOutputError, if the press failed
 
 
-def _press(keys: KeyOutput, key: str) -> _Call:
-    """One press; then the gap passes here, so the next press starts at its call."""
+def _press(keys: KeyOutput, key: str, config: KeyOutputConfig) -> _Call:
+    """One press; then the gap passes here, so the next press starts at its call.  A press the
+    driver fails (it has released the key then) is recorded with its error, and the run goes on."""
     called = time.monotonic()
-    record = keys.press(key)
-    time.sleep(record.gap_ms / 1000.0)
-    return _Call(key, called, record.hold_ms)
+    try:
+        keys.press(key)
+    except KeyOutputError as error:
+        return _Call(key, called, config.hold_ms, str(error))
+    finally:
+        time.sleep(config.gap_ms / 1000.0)
+    return _Call(key, called, config.hold_ms)
 
 
 def _match(calls: list[_Call], edges: list[KeyEdge]) -> tuple[list[float], list[float]]:
@@ -137,6 +151,8 @@ def _match(calls: list[_Call], edges: list[KeyEdge]) -> tuple[list[float], list[
     roundtrips: list[float] = []
     hold_errors: list[float] = []
     for call, following in zip(calls, [*(c.called for c in calls[1:]), float("inf")]):
+        if call.error is not None:
+            continue
         mine = [e for e in edges if e.key == call.key and call.called <= e.t < following]
         down = next((e for e in mine if e.pressed), None)
         up = next((e for e in mine if not e.pressed and down is not None and e.t >= down.t), None)
@@ -163,8 +179,9 @@ class _MachineProcess:
         """Start the measured window."""
         self._conn.send("begin")
 
-    def end(self) -> tuple[SimPerformance, list[KeyEdge]]:
-        """End the window: the simulator's performance over it and every key edge so far."""
+    def end(self) -> tuple[SimPerformance, float, list[KeyEdge]]:
+        """End the window: the simulator's performance and whole-process CPU fraction over it, and
+        every key edge so far."""
         self._conn.send("end")
         return self._conn.recv()
 
@@ -187,9 +204,10 @@ def _run_machine(link_path: str, conn: Connection) -> None:
         conn.send((machine.key_config(), machine.target.url))
         try:
             conn.recv()  # begin
-            start = machine.performance()
+            start, process_start = machine.performance(), time.process_time()
             conn.recv()  # end
-            conn.send((machine.performance().since(start), machine.target.keyboard.edges()))
+            window, process_cpu = machine.performance().since(start), time.process_time() - process_start
+            conn.send((window, process_cpu / window.wall_s, machine.target.keyboard.edges()))
             conn.recv()  # the parent closes the pipe when it is done
         except EOFError:
             pass
@@ -202,7 +220,8 @@ def _percentile(values: list[float], q: float) -> float:
 def format_report(report: dict[str, Any]) -> str:
     """The human-readable table."""
     rows = [
-        ("presses (received / missing)", f"{report['presses']} ({report['received']} / {report['missing']})"),
+        ("presses (received / missing / failed)", f"{report['presses']} ({report['received']} / {report['missing']} / {report['failed']})"),
+        ("first driver error", str(report["first_error"])),
         ("roundtrip p50 / p99 / max", _ms(report, "roundtrip_ms")),
         ("hold error p50 / p99 / max", _ms(report, "hold_error_ms")),
         ("driver hold error p50 / p99 / max", _ms(report, "driver_hold_error_ms")),
@@ -211,6 +230,7 @@ def format_report(report: dict[str, Any]) -> str:
         ("driver guard releases", str(report["driver_guard_releases"])),
         ("sim fps", f"{report['sim_fps']:.1f}"),
         ("sim CPU (of one core)", f"{report['sim_cpu_fraction']:.3f}"),
+        ("sim process CPU", f"{report['sim_process_cpu_fraction']:.3f}"),
         ("driver process CPU", f"{report['driver_process_cpu_fraction']:.3f}"),
         ("window / load average", f"{report['window_s']:.1f} s / {report['load_average_1m']:.2f}"),
     ]
