@@ -34,6 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,28 +228,28 @@ class Supervisor:
 
     def run(self, stop: threading.Event) -> int:
         """Supervise until ``stop`` is set, then shut down in order; returns the exit code (0)."""
-        context = zmq.Context()
-        proxy_stop = threading.Event()
-        proxy = BusProxy(context, self.endpoints, self.security)
-        proxy_thread = threading.Thread(target=proxy.run, args=(proxy_stop,), name="bus-proxy", daemon=True)
-        proxy_thread.start()
-        publisher = Publisher(context, self.endpoints, "gamerigd", self.security)
-        subscriber = Subscriber(context, self.endpoints, SUBSCRIPTIONS, self.security)
-        control = ControlServer(context, self.endpoints, self.security)
-        try:
+        with ExitStack() as stack:  # closed in reverse: services stopped first, the context last
+            context = zmq.Context()
+            stack.callback(context.term)
+            proxy = BusProxy(context, self.endpoints, self.security)
+            stack.callback(proxy.close)
+            proxy_stop = threading.Event()
+            proxy_thread = threading.Thread(target=proxy.run, args=(proxy_stop,), name="bus-proxy", daemon=True)
+            proxy_thread.start()
+            stack.callback(proxy_thread.join, 2.0)
+            stack.callback(proxy_stop.set)
+            publisher = Publisher(context, self.endpoints, "gamerigd", self.security)
+            stack.callback(publisher.close)
+            subscriber = Subscriber(context, self.endpoints, SUBSCRIPTIONS, self.security)
+            stack.callback(subscriber.close)
+            control = ControlServer(context, self.endpoints, self.security)
+            stack.callback(control.close)
+            stack.callback(self._shutdown, publisher, subscriber)
             publisher.wait_connected(2.0)
             self.log(f"bus up at {self.endpoints.subscribe}; starting {', '.join(s.name for s in self.services)}")
             while not stop.is_set():
                 self._step(publisher, subscriber, control)
-            return 0
-        finally:
-            self._shutdown(publisher, subscriber)
-            for closable in (control, subscriber, publisher):
-                closable.close()
-            proxy_stop.set()
-            proxy_thread.join(2.0)
-            proxy.close()
-            context.term()
+        return 0
 
     # ---- one turn of the loop ------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,11 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 import zmq
 
 from gamerig.daemon.bus import ControlClient, DaemonNotRunning, Endpoints
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+GAMERIGCTL = str(Path(sys.executable).with_name("gamerigctl"))
 
 
 class Rig:
@@ -163,8 +167,36 @@ def test_no_service_outlives_a_killed_supervisor(rig_factory) -> None:
     assert not wait_gone(pids), "PR_SET_PDEATHSIG did not take the services along"
 
 
-def test_unknown_commands_get_an_error_reply(rig_factory) -> None:
+def rig_config_file(tmp_path: Path, runtime: Path) -> Path:
+    """A rig config whose bus lives in ``runtime`` (what gamerigctl reads to find the daemon)."""
+    config = yaml.safe_load((CONFIGS / "gamerig.yaml").read_text())
+    config["bus"]["runtime_dir"] = str(runtime)
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def gamerigctl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([GAMERIGCTL, *args], capture_output=True, text=True, timeout=30)
+
+
+def test_gamerigctl_status_and_modes_against_the_daemon(rig_factory, tmp_path: Path) -> None:
+    config = str(rig_config_file(tmp_path, tmp_path / "run"))
+    stopped = gamerigctl("status", "--config", config)
+    assert stopped.returncode == 3 and "gamerigd is not running" in stopped.stderr
+
     rig = rig_factory()
-    rig.wait_for("control up", lambda s: True)
-    reply = rig.client.request("dance")
-    assert reply["ok"] is False and "unknown command 'dance'" in reply["error"]
+    rig.wait_for("all active", all_active)
+    table = gamerigctl("status", "--config", config)  # --json prints the reply rig.status() checks elsewhere
+    assert table.returncode == 0, table.stderr
+    assert "mode play, all services alive" in table.stdout
+    assert re.search(r"^relay +active +\d+ +[\d.]+ s +0  stand-in$", table.stdout, re.MULTILINE), table.stdout
+    assert "relay: outputs" not in table.stdout and "relay: link=connected, safe=False" in table.stdout
+    assert "game: nothing heard yet" in table.stdout
+
+    paused = gamerigctl("pause", "--config", config)
+    assert paused.returncode == 0 and paused.stdout.strip() == "gamerigd: mode pause"
+    assert rig.status()["daemon"]["mode"] == "pause"
+
+    unknown = rig.client.request("dance")
+    assert unknown["ok"] is False and "unknown command 'dance'" in unknown["error"]
