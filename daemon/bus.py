@@ -401,8 +401,8 @@ class Publisher:
         """Send ``body`` on ``topic`` and return the Message as sent."""
         self._take_subscriptions(0)
         seq = self._seq.get(topic, 0)
-        self._seq[topic] = seq + 1
         frames, message = _encode(topic, self.source, seq, body, lifespan_s, None, self.epoch)
+        self._seq[topic] = seq + 1  # only now: a body that cannot be sent must not look like a drop
         self._send(frames)
         if is_state_topic(topic):
             self._state[topic] = frames
