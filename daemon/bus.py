@@ -41,6 +41,7 @@ import socket as pysocket
 import stat
 import time
 import uuid
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,9 @@ from .bus_security import BusSecurity, acquire_authenticator, check_transport, r
 SCHEMA_VERSION = 1
 #: Topics whose last message is the current state: the proxy keeps it and Publishers re-send it.
 STATE_TOPICS = ("hb.", "relay.state", "wd.state", "ai.state", "cam.state", "game.state")
+#: A Subscriber also subscribes to HELLO_PREFIX + a token of its own; the proxy answers that
+#: subscription with one message on exactly that topic, which tells the Subscriber it is connected.
+HELLO_PREFIX = "bus.hello."
 #: The longest ipc:// path a Unix socket address holds (sun_path is 108 bytes with the NUL).
 MAX_IPC_PATH = 107
 
@@ -433,6 +437,9 @@ class Publisher:
 class Subscriber:
     """Receives the topics starting with ``prefixes``; drops and counts malformed, expired and repeated ones.
 
+    ``wait_connected`` is the slow-joiner handshake: it returns once the proxy has this
+    subscriber's subscriptions, so nothing published after it returns is missed.
+
     counters: received (returned), malformed, expired, duplicates (a state message the proxy
     replayed for another late subscriber), gaps ({source: missed seq numbers}), restarts
     ({source: new publisher epochs seen after the first}).
@@ -450,7 +457,11 @@ class Subscriber:
         self._socket = new_socket(context, zmq.SUB, endpoints.subscribe, security, endpoints.insecure, server=False)
         for prefix in prefixes:
             self._socket.setsockopt(zmq.SUBSCRIBE, prefix.encode())
+        self._hello = f"{HELLO_PREFIX}{uuid.uuid4().hex}".encode()
+        self._socket.setsockopt(zmq.SUBSCRIBE, self._hello)  # last: the proxy has the others when it answers
         _connect(self._socket, endpoints.subscribe)
+        self._connected = False
+        self._early: deque[Message] = deque()  # what arrived while wait_connected waited
         self._last: dict[tuple[str, str], tuple[str, int]] = {}  # (source, topic) -> (epoch, seq)
         self._counts = {"received": 0, "malformed": 0, "expired": 0, "duplicates": 0}
         self._gaps: dict[str, int] = {}
@@ -467,8 +478,29 @@ class Subscriber:
         """A snapshot of the counts (see the class docstring)."""
         return {**self._counts, "gaps": dict(self._gaps), "restarts": dict(self._restarts)}
 
+    def wait_connected(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the proxy's answer to this subscriber; True when connected.
+
+        Messages arriving meanwhile are kept for receive().
+        """
+        deadline = time.monotonic() + timeout_s
+        while not self._connected:
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0 or not self._socket.poll(remaining_ms, zmq.POLLIN):
+                return self._connected
+            message = self._accept(self._socket.recv_multipart())
+            if message is not None:
+                self._early.append(message)
+        return True
+
     def receive(self, timeout_s: float) -> Message | None:
         """The next good, fresh message, or None after ``timeout_s`` (0: only what is already queued)."""
+        while self._early:
+            message = self._early.popleft()
+            if not message.expired():
+                return message
+            self._counts["received"] -= 1  # counted when it arrived; it went stale waiting
+            self._counts["expired"] += 1
         deadline = time.monotonic() + timeout_s
         while True:
             remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
@@ -483,6 +515,9 @@ class Subscriber:
         self._socket.close()
 
     def _accept(self, frames: list[bytes]) -> Message | None:
+        if frames[0].startswith(HELLO_PREFIX.encode()):  # handshakes, ours or another subscriber's
+            self._connected = self._connected or frames[0] == self._hello
+            return None
         try:
             message = decode(frames)
         except MalformedMessage as exc:

@@ -11,7 +11,9 @@ Publishers connect to the XSUB (``endpoints.publish``), Subscribers to the XPUB
 while nobody listens.  The XPUB is verbose: every subscription reaches the proxy, even one for a
 prefix another subscriber already has, and the proxy answers it by sending the kept messages of
 the state topics (bus.STATE_TOPICS) under that prefix.  XPUB cannot address one subscriber, so the
-other subscribers of that prefix get the replay too; Subscriber drops it as a duplicate.
+other subscribers of that prefix get the replay too; Subscriber drops it as a duplicate.  A
+Subscriber's handshake subscription (bus.HELLO_PREFIX + its own token) is answered with one
+message on exactly that topic, so only that subscriber gets it.
 
 Messages that are not two frames are dropped and counted; state messages are kept only when they
 decode (a malformed one is still forwarded: consumers count it).  The proxy never crashes on
@@ -26,7 +28,7 @@ from typing import Any
 
 import zmq
 
-from .bus import Endpoints, MalformedMessage, bind, decode, is_state_topic, new_socket
+from .bus import HELLO_PREFIX, Endpoints, MalformedMessage, bind, decode, encode, is_state_topic, new_socket
 from .bus_security import BusSecurity, acquire_authenticator, release_authenticator
 
 POLL_S = 0.1  # how often run() looks at its stop event
@@ -48,6 +50,9 @@ class BusProxy:
             self.close()
             raise
         self._xsub.send(b"\x01")  # subscribe to every topic, listeners or not
+        self._poller = zmq.Poller()
+        self._poller.register(self._xsub, zmq.POLLIN)
+        self._poller.register(self._xpub, zmq.POLLIN)
         self._cache: dict[bytes, list[bytes]] = {}
         self._counts = {"forwarded": 0, "dropped": 0, "replayed": 0, "subscriptions": 0}
 
@@ -62,15 +67,15 @@ class BusProxy:
 
     def run(self, stop: threading.Event) -> None:
         """Forward until ``stop`` is set (checked every POLL_S); run it in one thread only."""
-        poller = zmq.Poller()
-        poller.register(self._xsub, zmq.POLLIN)
-        poller.register(self._xpub, zmq.POLLIN)
         while not stop.is_set():
-            self.step(poller, POLL_S)
+            self.step(POLL_S)
 
-    def step(self, poller: zmq.Poller, timeout_s: float) -> None:
-        """One poll: forward what publishers sent and answer new subscriptions."""
-        ready = dict(poller.poll(int(timeout_s * 1000)))
+    def step(self, timeout_s: float) -> None:
+        """One poll of up to ``timeout_s``: forward what publishers sent, answer new subscriptions.
+
+        For a caller with its own loop instead of run(); always from the same thread.
+        """
+        ready = dict(self._poller.poll(int(timeout_s * 1000)))
         if self._xpub in ready:
             self._answer_subscriptions()
         if self._xsub in ready:
@@ -123,6 +128,9 @@ class BusProxy:
                 continue  # an unsubscription: nothing to do
             self._counts["subscriptions"] += 1
             prefix = event[1:]
+            if prefix.startswith(HELLO_PREFIX.encode()):  # a Subscriber's handshake: answer on its own topic
+                self._send(encode(prefix.decode(), "bus", 0, {}))
+                continue
             for topic, frames in list(self._cache.items()):
                 if topic.startswith(prefix):
                     self._send(frames)

@@ -76,13 +76,9 @@ def receive_topic(sub: Subscriber, topic: str, timeout_s: float = WAIT_S) -> Mes
 
 
 def synced(pub: Publisher, sub: Subscriber) -> None:
-    """Wait until both are connected: a state message reaches the subscriber (live or from the cache).
-
-    The subscriber must take "hb." topics.
-    """
+    """Both handshakes done: from now on the subscriber gets everything the publisher sends it."""
     assert pub.wait_connected(WAIT_S)
-    pub.publish(f"hb.{pub.source}", {"state": "ready"})
-    receive_topic(sub, f"hb.{pub.source}")
+    assert sub.wait_connected(WAIT_S)
 
 
 def raw_publisher(context: zmq.Context, endpoints: Endpoints) -> zmq.Socket:
@@ -106,7 +102,32 @@ def test_messages_flow_from_publisher_to_subscriber(proxy: BusProxy, context: zm
     assert [m.seq for m in got] == [0, 1, 2]  # numbered per topic
     assert got[0].source == "camera" and got[0].epoch == pub.epoch
     assert sub.receive(0.2) is None
-    assert sub.counters["received"] == 4 and sub.counters["gaps"] == {}
+    assert sub.counters["received"] == 3 and sub.counters["gaps"] == {}
+
+
+def test_the_subscriber_handshake_beats_the_slow_joiner(
+    proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
+) -> None:
+    """After wait_connected, the very first message is delivered: no sleep, no re-send."""
+    pub = Publisher(context, endpoints, "ai")
+    assert pub.wait_connected(WAIT_S)
+    pub.publish("ai.state", {"synced": True})
+    everything = Subscriber(context, endpoints, [""])  # sees the other subscribers' handshakes too
+    assert everything.wait_connected(WAIT_S)
+    for _ in range(3):
+        sub = Subscriber(context, endpoints, ["plan."])
+        assert sub.wait_connected(WAIT_S)
+        sent = pub.publish("plan.keys", {"keys": ["drop"]})
+        assert receive_topic(sub, "plan.keys").seq == sent.seq
+    assert receive_topic(everything, "ai.state").body == {"synced": True}  # kept while it waited
+    got = [m.topic for m in iter(lambda: everything.receive(0.3), None)]
+    assert got == ["plan.keys"] * 3  # the handshakes are not delivered, and not counted as malformed
+    assert everything.counters["malformed"] == 0
+
+
+def test_no_proxy_means_no_handshake(context: zmq.Context, endpoints: Endpoints) -> None:
+    assert not Subscriber(context, endpoints, ["hb."]).wait_connected(0.3)
+    assert not Publisher(context, endpoints, "camera").wait_connected(0.3)
 
 
 def test_a_late_subscriber_gets_the_current_state_only(
@@ -135,6 +156,8 @@ def test_a_replay_for_a_late_subscriber_is_a_duplicate_for_the_others(
     first = Subscriber(context, endpoints, ["hb."])
     pub = Publisher(context, endpoints, "ai")
     synced(pub, first)
+    pub.publish("hb.ai", {"state": "ready"})
+    assert receive_topic(first, "hb.ai").body == {"state": "ready"}
     second = Subscriber(context, endpoints, ["hb."])
     assert receive_topic(second, "hb.ai").body == {"state": "ready"}
     assert first.receive(0.3) is None  # XPUB sent the replay to both; the first one drops it
