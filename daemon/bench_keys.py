@@ -17,15 +17,44 @@ wall time, both from :meth:`Machine.performance` (thread CPU of the frame loop, 
 threads and the relay board's thread; the camera's random frame drops are off so fps measures what
 the pipeline sustains).  sim_process_cpu_fraction is the whole child process (its control server
 and interpreter overhead included); driver_process_cpu_fraction this process (the driver's
-spin-waits and threads, the stream client).  The driver's own timing_stats() are reported as driver_*.
+spin-waits and threads, the stream client).  The driver's own timing_stats() are reported as
+driver_*; path_hold_error_ms_p99 is what the pty and the simulator's side added to each hold
+(|received hold - the hold the driver timed|), so hold_error is split into the driver's share and
+the rest.
 
 Not measured: the key edge inside the game is the contact time; the game reads keys once per frame
 (up to 16.7 ms later, by design of the target machine, not of the rig), and that frame is in the
 ground truth, not here.  The pty transfers instantly (no 9600-baud pacing: a real ADR2200 adds about
 4 ms of wire time to each command, equally to press and release).
 
-Measured on the shared 2-core machine (other helpers' tests and benchmarks running),
-`gamerigctl bench keys --presses 300 --json`: MEASUREMENTS
+Measured 2026-12-02 on the shared 2-core machine with other helpers' tests and benchmarks running,
+`gamerigctl bench keys --presses 300 --json`, normal scheduling (1-minute load average at the end):
+
+- load 1.0: roundtrip p50 0.30 / p99 1.68 ms; hold error p99 5.36 ms (driver's own p99 4.32);
+  sim_fps 60.0, sim_cpu_fraction 0.18.
+- load 1.2: roundtrip p99 1.98 ms (max 9.4); hold error p99 7.01 ms (driver 4.30); 59.9 fps, 0.17.
+- load 1.6: roundtrip p99 1.78 ms; hold error p99 9.69 ms (driver 5.19); 60.0 fps, 0.16 (whole
+  sim process 0.22).
+- load 2.0: roundtrip p99 4.84 ms (max 20); hold error p99 9.55 ms (max 148: the simulator
+  process was not run for 0.15 s), driver 5.35; 59.8 fps, 0.17 (process 0.23).
+- load 3.6: roundtrip p99 5.26 ms; hold error p99 20.1 ms, driver 15.5, pty + board 17.7;
+  59.6 fps, 0.16.
+
+Against the issue's targets: sim 60 fps at <= 0.5 core is met (59.6-60.0 fps at 0.16-0.18 of a
+core in the simulator's threads, 0.22-0.23 for its whole process).  Roundtrip p99 <= 5 ms is met
+up to load 2 and missed at load 3.6 (5.3 ms).  Hold error p99 <= 3 ms is missed on this machine
+(3.4 ms in the quietest run, an earlier version at load 0.9; 5-20 ms otherwise).  Why: the tail is
+the scheduler's, not the code's.  A bare ``time.sleep(0.06)`` in an idle Python process here
+overshoots p99 6.9 ms (max 13 ms) at load 2.6; the driver's own hold error (its thread waking
+late after the hold, seen by its own clock) is 4-15 ms at p99 in the same runs while its median is
+0.04 ms, and the simulator's process (pty reader, then the board) adds a similar tail to each
+edge.  Raising the priority made it worse here (``chrt -f 10``: hold error p99 26.7 ms, roundtrip
+p99 11.4 ms; ``nice -n -10``: hold error p99 25.7 ms, and once the driver saw a truncated RPK
+reply, ``got b'0'`` within 0.25 s), most likely because the kernel worker that moves pty data
+then waits behind the raised processes.  With the simulator in the driver's process (an earlier
+version) the interpreter lock added more: hold error p99 6.7 ms with Python's 5 ms switch
+interval, 3.6 ms at 0.5 ms (hence :func:`prefer_the_board` in the simulator's process).  A
+quiet machine or a dedicated core for the relay process is needed to show the 3 ms target.
 """
 
 from __future__ import annotations
@@ -95,7 +124,7 @@ def measure(presses: int) -> dict[str, Any]:
                     stats = keys.timing_stats()
                 finally:
                     client.stop()
-    roundtrips, hold_errors = _match(calls, edges)
+    roundtrips, hold_errors, path_errors = _match(calls, edges)
     errors = [c.error for c in calls if c.error is not None]
     return {
         "presses": presses,
@@ -109,6 +138,7 @@ def measure(presses: int) -> dict[str, Any]:
         "hold_error_ms_p50": _percentile(hold_errors, 50),
         "hold_error_ms_p99": _percentile(hold_errors, 99),
         "hold_error_ms_max": max(hold_errors, default=0.0),
+        "path_hold_error_ms_p99": _percentile(path_errors, 99),
         "sim_fps": window.fps,
         "sim_cpu_fraction": window.cpu_fraction,
         "sim_process_cpu_fraction": sim_process_cpu,
@@ -129,6 +159,7 @@ class _Call:
     key: str
     called: float  # time.monotonic() just before KeyOutput.press
     hold_ms: float
+    driver_hold_ms: float = 0.0  # the hold as the driver timed it (close command to open command)
     error: str | None = None  # the driver's KeyOutputError, if the press failed
 
 
@@ -137,19 +168,21 @@ def _press(keys: KeyOutput, key: str, config: KeyOutputConfig) -> _Call:
     driver fails (it has released the key then) is recorded with its error, and the run goes on."""
     called = time.monotonic()
     try:
-        keys.press(key)
+        record = keys.press(key)
     except KeyOutputError as error:
-        return _Call(key, called, config.hold_ms, str(error))
+        return _Call(key, called, config.hold_ms, error=str(error))
     finally:
         time.sleep(config.gap_ms / 1000.0)
-    return _Call(key, called, config.hold_ms)
+    return _Call(key, called, config.hold_ms, record.measured_hold_ms)
 
 
-def _match(calls: list[_Call], edges: list[KeyEdge]) -> tuple[list[float], list[float]]:
-    """Roundtrips and hold errors (ms) of the presses whose press and release edges both arrived
-    (each looked for between its call and the next one)."""
+def _match(calls: list[_Call], edges: list[KeyEdge]) -> tuple[list[float], list[float], list[float]]:
+    """Roundtrips, hold errors and path hold errors (ms) of the presses whose press and release
+    edges both arrived (each looked for between its call and the next one).  The path hold error
+    is |received hold - the driver's timed hold|: what the pty and the board's side added."""
     roundtrips: list[float] = []
     hold_errors: list[float] = []
+    path_errors: list[float] = []
     for call, following in zip(calls, [*(c.called for c in calls[1:]), float("inf")]):
         if call.error is not None:
             continue
@@ -159,7 +192,8 @@ def _match(calls: list[_Call], edges: list[KeyEdge]) -> tuple[list[float], list[
         if down is not None and up is not None:
             roundtrips.append((down.t - call.called) * 1000.0)
             hold_errors.append(abs((up.t - down.t) * 1000.0 - call.hold_ms))
-    return roundtrips, hold_errors
+            path_errors.append(abs((up.t - down.t) * 1000.0 - call.driver_hold_ms))
+    return roundtrips, hold_errors, path_errors
 
 
 class _MachineProcess:
@@ -225,6 +259,7 @@ def format_report(report: dict[str, Any]) -> str:
         ("roundtrip p50 / p99 / max", _ms(report, "roundtrip_ms")),
         ("hold error p50 / p99 / max", _ms(report, "hold_error_ms")),
         ("driver hold error p50 / p99 / max", _ms(report, "driver_hold_error_ms")),
+        ("pty + board hold error p99", f"{report['path_hold_error_ms_p99']:.2f} ms"),
         ("driver gap error p99", f"{report['driver_gap_error_ms_p99']:.2f} ms"),
         ("driver hold jitter", f"{report['driver_hold_jitter_ms']:.2f} ms"),
         ("driver guard releases", str(report["driver_guard_releases"])),

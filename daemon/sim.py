@@ -105,7 +105,7 @@ def format_info(info: dict[str, Any]) -> str:
     snippet = yaml.safe_dump(info["key_config"], sort_keys=False).rstrip().replace("\n", "\n    ")
     return "\n".join(
         [
-            f"stream:  {info['stream_url']}   (cv2.VideoCapture or --camera)",
+            f"stream:  {info['stream_url']}   (open it like an IP camera)",
             f"serial:  {info['serial_path']}   ({info['board']} board on {info['pty']})",
             f"control: {info['control_url']}   (POST /fault, GET /truth /edges /received)",
             "key output config:",

@@ -18,6 +18,10 @@ started with the machine) and from the control server.  A fault with a duration 
 a timer; :meth:`Machine.stop` cancels what is still due and leaves nothing behind (the board
 closes and removes its symlink, the stream and control ports close, the truth file is closed).
 
+:meth:`Machine.performance` is the target's (frame loop and stream threads) plus the relay board
+thread's CPU, read from its per-thread CPU clock.  A process whose job is running a machine calls
+:func:`prefer_the_board` (see there why).
+
 Tested by tests/integration/test_sim_cli.py (through ``gamerigctl sim``, a real subprocess) and
 the recovery test there (in-process, faults through the real control server).
 """
