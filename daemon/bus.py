@@ -18,8 +18,9 @@ Topology (DESIGN.md "The bus", bus_proxy.py): every Publisher connects to the pr
 to gamerigd by REQ/REP on ``Endpoints.control``.  The traps and what this module does about them:
 
 * slow joiner: a Publisher is an XPUB socket, so it sees the proxy's subscription arrive
-  (``wait_connected``) and then re-sends its latest state messages (also after a proxy restart);
-  the proxy keeps the last state message per topic for late subscribers.
+  (``Publisher.wait_connected``) and then re-sends its latest state messages (also after a proxy
+  restart); the proxy keeps the last state message per topic for late subscribers; and
+  ``Subscriber.wait_connected`` is a handshake after which nothing published is missed.
 * CONFLATE is never set (it keeps the last *frame*, which breaks two-frame messages).
 * LINGER is 0 on every socket, so context.term() never waits for undeliverable messages.
 * a second bind on a live ipc:// path would silently take it over: ``bind`` probes the socket file
@@ -27,9 +28,12 @@ to gamerigd by REQ/REP on ``Endpoints.control``.  The traps and what this module
 * tcp:// needs CURVE keys or ``Endpoints.insecure`` (bus_security.check_transport).
 
 Tested with real sockets (tests/unit/test_bus_framing.py, tests/integration/test_bus.py): framing
-round trips and every malformed case, expiry, gaps, duplicates, late subscribers, bursts past the
-high-water mark, the double bind, term() after an undelivered request, DaemonNotRunning.
-Not measured here: latency and throughput (the rig benchmark measures the whole path).
+round trips and every malformed case, expiry, gaps, duplicates, late subscribers, the handshake,
+bursts past the high-water mark, the double bind, term() after an undelivered request,
+DaemonNotRunning.  Measured once on the shared 2-core machine (load 3, proxy in its own process,
+ipc, an obs.frame with a 10x20 board, 500/s): publish-to-receive p50 0.43 ms, p99 4.3 ms; one
+Publisher sends about 36,000 small messages/s, more than the proxy forwards (the excess is
+dropped and counted as gaps).  The tests assert no timings.
 """
 
 from __future__ import annotations
