@@ -1,0 +1,150 @@
+"""``ctl.calibrate`` in the camera service: `gamerigctl calibrate`'s calibration on the live frames.
+
+The camera service owns the frame source (a V4L2 camera opens once), so it cannot hand the
+source to daemon/calibrate.py; instead ``LiveCalibration`` collects frames as the service's loop
+receives them, ``every_s`` apart, and then runs the same steps with the same functions as
+``daemon.calibrate.calibrate``: ``fit_well`` on all the frames (found, or refined from
+the request's corners), ``learn_empty_well``, ``find_preview_box``, the annotated PNG, the
+per-pixel median frame as the re-check's reference, and ``calibration_store.save``.
+
+The defaults spread ``FRAMES`` frames over ``FRAMES * EVERY_S`` = 3 s: a piece falling through
+an otherwise empty well at level 1 (0.5 s a row) covers any cell in at most a third of them, so
+``learn_empty_well``'s median outvotes it (10 consecutive frames, the CLI's default, would show
+the piece in the same cells in all of them).
+
+Tested in tests/integration/test_camera_service.py on the simulator's live stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from gamerig.daemon import calibration_store
+from gamerig.daemon.calibrate import CalibrationFailed, UsageError, find_preview_box, fit_well
+from gamerig.daemon.calibration_store import CalibrationRecord
+from gamerig.games.tetris.annotate import annotate
+from gamerig.games.tetris.empty_look import BoardNotEmpty, learn_empty_well
+from gamerig.games.tetris.recognition import observe
+
+FRAMES = 12
+EVERY_S = 0.25
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """A ``ctl.calibrate`` request: where to write, and optionally the operator's corners to refine."""
+
+    request_id: Any
+    out: Path
+    png: Path
+    corners: np.ndarray | None = None
+    frames: int = FRAMES
+    every_s: float = EVERY_S
+    cols: int = 10
+    rows: int = 20
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any], default_out: Path) -> CalibrationRequest:
+        """The request in a ``ctl.calibrate`` body: {request_id, out, png} and, beyond the
+        contract, optional corners [[x, y] x 4] (TL TR BR BL), frames and every_s; ValueError
+        names a bad field."""
+        out = Path(body["out"]) if body.get("out") else default_out
+        png = Path(body["png"]) if body.get("png") else out.with_suffix(".png")
+        corners = body.get("corners")
+        if corners is not None:
+            try:
+                corners = np.asarray(corners, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"corners must be four [x, y] pairs, got {body['corners']!r}") from None
+            if corners.shape != (4, 2) or not np.all(np.isfinite(corners)):
+                raise ValueError(f"corners must be four [x, y] pairs (TL TR BR BL), got {body['corners']!r}")
+        frames, every_s = body.get("frames", FRAMES), body.get("every_s", EVERY_S)
+        if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= 100:
+            raise ValueError(f"frames must be a whole number from 1 to 100, got {frames!r}")
+        if isinstance(every_s, bool) or not isinstance(every_s, (int, float)) or not 0 <= every_s <= 10:
+            raise ValueError(f"every_s must be a number of seconds from 0 to 10, got {every_s!r}")
+        return cls(body.get("request_id"), out, png, corners, frames, float(every_s))
+
+
+@dataclass(frozen=True)
+class CalibrationOutcome:
+    """What a live calibration gave: the cam.calibrated fields, and the new calibration when it worked."""
+
+    ok: bool
+    message: str
+    corners: list[list[float]] | None = None
+    record: CalibrationRecord | None = None
+    reference: np.ndarray | None = None
+
+
+class LiveCalibration:
+    """Collects the request's frames from the live source, then calibrates; see the module docstring."""
+
+    def __init__(self, request: CalibrationRequest, source: str) -> None:
+        self.request = request
+        self.source = source
+        self._frames: list[np.ndarray] = []
+        self._last_t: float | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True once every frame is collected."""
+        return len(self._frames) >= self.request.frames
+
+    def offer(self, image: np.ndarray, t_capture: float) -> None:
+        """A frame from the source; kept when ``every_s`` has passed since the last one kept."""
+        if self.complete or (self._last_t is not None and t_capture - self._last_t < self.request.every_s):
+            return
+        if self._frames and image.shape != self._frames[0].shape:
+            self._frames.clear()  # the source changed its frame size: start again
+        self._frames.append(image)
+        self._last_t = t_capture
+
+    def finish(self) -> CalibrationOutcome:
+        """Fit, learn and write the files; a failure is an outcome with its reason, never raised."""
+        try:
+            return self._calibrate()
+        except (CalibrationFailed, UsageError, BoardNotEmpty) as exc:
+            return CalibrationOutcome(False, f"calibration failed: {exc}")
+        except OSError as exc:
+            return CalibrationOutcome(False, f"cannot write {exc.filename}: {exc.strerror}")
+
+    def _calibrate(self) -> CalibrationOutcome:
+        request, frames = self.request, self._frames
+        median = np.median(np.stack(frames), axis=0).astype(np.uint8)
+        fit = fit_well(frames, request.corners, request.cols, request.rows)
+        well = learn_empty_well(frames, fit.corners, request.cols, request.rows)
+        preview = find_preview_box(frames, well)
+        frame_path = request.out.with_name(f"{request.out.stem}-frame.png")
+        height, width = median.shape[:2]
+        method = "auto" if request.corners is None else "corners"
+        record = CalibrationRecord(
+            well=well,
+            source=self.source,
+            frame_size=(width, height),
+            method=method,
+            score=fit.score,
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            gamerig_version=version("gamerig"),
+            reference_frame=frame_path.name,
+            preview=preview,
+        )
+        note = f"method {method}, lattice score {fit.score:.2f}, {len(frames)} live frames from {self.source}"
+        picture = annotate(frames[-1], well, observe(frames[-1], well), None if preview is None else preview.corners, note)
+        request.out.parent.mkdir(parents=True, exist_ok=True)
+        request.png.parent.mkdir(parents=True, exist_ok=True)
+        for path, image in ((frame_path, median), (request.png, picture)):
+            if not cv2.imwrite(str(path), image):
+                raise UsageError(f"cannot write {path}")
+        calibration_store.save(record, request.out)
+        corners = np.round(well.corners.astype(np.float64), 2).tolist()
+        preview_note = "with" if preview is not None else "without"
+        message = f"calibrated ({method}, lattice score {fit.score:.2f}, {preview_note} a preview box): wrote {request.out} and {request.png}"
+        return CalibrationOutcome(True, message, corners, record, median)
