@@ -581,9 +581,12 @@ class ControlClient:
     def request(self, cmd: str, **args: Any) -> dict:
         """Send ``{"cmd": cmd, **args}`` and return the reply object."""
         endpoint = self._endpoints.control
-        if endpoint.startswith("ipc://") and not endpoint.startswith("ipc://@"):
-            if not Path(endpoint[len("ipc://") :]).exists():
-                raise DaemonNotRunning(f"gamerigd is not running (no control socket at {endpoint[len('ipc://'):]})")
+        if endpoint.startswith("ipc://") and not endpoint.startswith("ipc://@"):  # know at once, not after the timeout
+            path = endpoint[len("ipc://") :]
+            if not Path(path).exists():
+                raise DaemonNotRunning(f"gamerigd is not running (no control socket at {path})")
+            if not ipc_is_live(path):
+                raise DaemonNotRunning(f"gamerigd is not running (its control socket {path} is left from a dead one)")
         payload = json.dumps({**args, "cmd": cmd}, allow_nan=False).encode()
         sock = self._socket or self._new_socket()
         timeout_ms = int(self._timeout_s * 1000)

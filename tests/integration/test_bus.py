@@ -320,6 +320,17 @@ def test_no_daemon_is_a_clear_error(tmp_path: Path, context: zmq.Context) -> Non
     assert time.monotonic() - started < 1.0  # no socket file: no need to wait
 
 
+def test_a_dead_daemons_socket_file_is_a_clear_error(tmp_path: Path, context: zmq.Context) -> None:
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(tmp_path / "control"))
+    dead.close()  # what kill -9 leaves behind
+    client = ControlClient(context, Endpoints.default(tmp_path), timeout_s=WAIT_S)
+    started = time.monotonic()
+    with pytest.raises(DaemonNotRunning, match="left from a dead one"):
+        client.request("status")
+    assert time.monotonic() - started < 1.0
+
+
 def test_a_silent_daemon_times_out_and_the_next_request_gets_its_own_reply(
     context: zmq.Context, endpoints: Endpoints
 ) -> None:
