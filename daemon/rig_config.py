@@ -15,7 +15,6 @@ error naming its key) and tests/integration/test_cli.py (`gamerigd --check-confi
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -76,6 +76,8 @@ class Timeouts:
     stop_s: float = 3.0  # after SIGTERM, before SIGKILL
     snapshot_s: float = 5.0
     calibrate_s: float = 30.0
+    first_heartbeat_s: float = 120.0  # from start to the first heartbeat (the ai compiles at start)
+    hung_s: float = 10.0  # heartbeats stopped this long while the process runs: it is stopped and restarted
 
 
 def service_command(name: str, endpoints: Endpoints, config_path: Path) -> list[str]:
@@ -100,24 +102,35 @@ class ServiceProcess:
         self.next_start_at: float | None = 0.0  # due now
         self.heartbeat: dict[str, Any] | None = None
         self.heartbeat_at = 0.0
+        self.kill_at: float | None = None  # SIGKILL due (a hung process that was sent SIGTERM)
+        self.start_error: str | None = None
         self._delay_s = backoff.initial_s
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None and self.process.poll() is None else None
 
-    def start_if_due(self, now: float) -> bool:
-        """Start the process if it is not running and its restart is due; True if started."""
+    def start_if_due(self, now: float) -> str | None:
+        """Start the process if it is not running and its restart is due; returns what was done.
+        A command that cannot be run (OSError) counts as a crash: retried with backoff."""
         if self.next_start_at is None or now < self.next_start_at:
-            return False
+            return None
         parent = os.getpid()
-        self.process = subprocess.Popen(
-            self.command, start_new_session=True, preexec_fn=lambda: _die_with_parent(parent)
-        )
         self.started_at = now
-        self.next_start_at = None
         self.heartbeat = None
-        return True
+        self.kill_at = None
+        try:
+            self.process = subprocess.Popen(
+                self.command, start_new_session=True, preexec_fn=lambda: _die_with_parent(parent)
+            )
+        except OSError as exc:
+            self.process = None
+            self.start_error = f"cannot start {self.command[0]}: {exc.strerror or exc}"
+            self._schedule_restart(now)
+            return f"{self.start_error}; retry {self.restarts} in {self.next_start_at - now:.1f} s"
+        self.start_error = None
+        self.next_start_at = None
+        return f"started, pid {self.process.pid}"
 
     def reap(self, now: float) -> int | None:
         """If the process has exited: schedule its restart and return its exit code."""
@@ -126,14 +139,37 @@ class ServiceProcess:
         code = self.process.poll()
         if code is None:
             return None
+        self.last_exit = code
+        self.heartbeat = None
+        self._schedule_restart(now)
+        return code
+
+    def stop_if_hung(self, now: float, timeouts: Timeouts) -> str | None:
+        """SIGTERM a running process that has been silent too long (no first heartbeat within
+        first_heartbeat_s, or none for hung_s), SIGKILL it stop_s later; returns what was done.
+        SIGTERM first, so a hung relay still gets the chance to release its outputs on the way out."""
+        if self.pid is None:
+            return None
+        if self.kill_at is not None:
+            if now < self.kill_at:
+                return None
+            self.signal(signal.SIGKILL)
+            self.kill_at = None
+            return "killed (SIGKILL)"
+        limit = timeouts.first_heartbeat_s if self.heartbeat is None else timeouts.hung_s
+        silent = now - (self.started_at if self.heartbeat is None else self.heartbeat_at)
+        if silent <= limit:
+            return None
+        self.signal(signal.SIGTERM)
+        self.kill_at = now + timeouts.stop_s
+        return f"silent for {silent:.1f} s: stopping it (SIGTERM)"
+
+    def _schedule_restart(self, now: float) -> None:
         if now - self.started_at >= self.backoff.reset_after_s:
             self._delay_s = self.backoff.initial_s
-        self.last_exit = code
         self.restarts += 1
         self.next_start_at = now + self._delay_s
         self._delay_s = min(self._delay_s * 2, self.backoff.max_s)
-        self.heartbeat = None
-        return code
 
     def on_heartbeat(self, body: dict[str, Any], now: float) -> None:
         """Take a heartbeat if it comes from the current process (the proxy may replay an old one)."""
@@ -167,7 +203,7 @@ class ServiceProcess:
             "last_exit": self.last_exit,
             "restart_in_s": round(max(0.0, self.next_start_at - now), 3) if self.next_start_at is not None else None,
             "heartbeat_age_s": round(now - self.heartbeat_at, 3) if self.heartbeat is not None else None,
-            "message": heartbeat.get("message", ""),
+            "message": self.start_error or heartbeat.get("message", ""),
             "stats": heartbeat.get("stats", {}),
         }
 
@@ -261,8 +297,9 @@ class Supervisor:
             if code is not None:
                 delay = service.next_start_at - now if service.next_start_at is not None else 0.0
                 self.log(f"{service.name} exited with code {code}; restart {service.restarts} in {delay:.1f} s")
-            if service.start_if_due(now):
-                self.log(f"{service.name} started, pid {service.pid}")
+            for action in (service.start_if_due(now), service.stop_if_hung(now, self.timeouts)):
+                if action:
+                    self.log(f"{service.name} {action}")
         if now - self._mode_sent_at >= MODE_REPEAT_S:
             publisher.publish(f"ctl.{self.mode}", {})
             self._mode_sent_at = now

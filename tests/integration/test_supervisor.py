@@ -21,10 +21,10 @@ import yaml
 import zmq
 
 from gamerig.daemon.bus import ControlClient, DaemonNotRunning, Endpoints
+from gamerig.daemon.ctl import main as gamerigctl
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-GAMERIGCTL = str(Path(sys.executable).with_name("gamerigctl"))
 
 
 class Rig:
@@ -103,8 +103,11 @@ def wait_gone(pids: list[int], timeout_s: float = 5.0) -> list[int]:
 
 
 def test_a_crashing_service_is_restarted_with_doubling_backoff_and_status_counts_it(rig_factory) -> None:
-    rig = rig_factory({"ai": ["--crashes", "2", "--crash-after", "0.2"]})
-    status = rig.wait_for("ai restarted twice and active", lambda s: all_active(s) and s["services"]["ai"]["restarts"] == 2)
+    rig = rig_factory({"ai": ["--crashes", "2", "--crash-after", "0.2"], "watchdog": ["--hangs", "1", "--crash-after", "0.2"]})
+    status = rig.wait_for(
+        "ai restarted twice, the hung watchdog once, all active",
+        lambda s: all_active(s) and s["services"]["ai"]["restarts"] == 2 and s["services"]["watchdog"]["restarts"] == 1,
+    )
     ai = status["services"]["ai"]
     assert ai["last_exit"] == 1 and ai["stats"]["starts"] == 3
     assert status["services"]["relay"]["restarts"] == 0
@@ -114,6 +117,12 @@ def test_a_crashing_service_is_restarted_with_doubling_backoff_and_status_counts
     assert len(crashes) == 2 and len(starts) == 3
     assert starts[1] - crashes[0] >= 0.5  # first backoff
     assert starts[2] - crashes[1] >= 1.0  # doubled
+
+    # the hung watchdog (running, heartbeats stopped, SIGTERM ignored): SIGTERM, then SIGKILL, then restarted
+    watchdog = [(t, event) for t, name, event, _ in rig.events() if name == "watchdog"]
+    assert [event for _, event in watchdog] == ["started", "hang", "sigterm", "started"]
+    assert watchdog[2][0] - watchdog[1][0] >= 1.0  # hung_s (1.5) of silence, less the last heartbeat's period
+    assert status["services"]["watchdog"]["last_exit"] == -signal.SIGKILL
 
     # kill -9 of a healthy service: seen down, restarted with a new pid, counted
     old_pid = status["services"]["camera"]["pid"]
@@ -176,26 +185,23 @@ def rig_config_file(tmp_path: Path, runtime: Path) -> Path:
     return path
 
 
-def gamerigctl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GAMERIGCTL, *args], capture_output=True, text=True, timeout=30)
-
-
-def test_gamerigctl_status_and_modes_against_the_daemon(rig_factory, tmp_path: Path) -> None:
+def test_gamerigctl_status_and_modes_against_the_daemon(rig_factory, tmp_path: Path, capsys) -> None:
+    """gamerigctl's own main() in this process (its start-up costs a second per subprocess)."""
     config = str(rig_config_file(tmp_path, tmp_path / "run"))
-    stopped = gamerigctl("status", "--config", config)
-    assert stopped.returncode == 3 and "gamerigd is not running" in stopped.stderr
+    assert gamerigctl(["status", "--config", config]) == 3
+    assert "gamerigd is not running" in capsys.readouterr().err
 
     rig = rig_factory()
-    rig.wait_for("all active", all_active)
-    table = gamerigctl("status", "--config", config)  # --json prints the reply rig.status() checks elsewhere
-    assert table.returncode == 0, table.stderr
-    assert "mode play, all services alive" in table.stdout
-    assert re.search(r"^relay +active +\d+ +[\d.]+ s +0  stand-in$", table.stdout, re.MULTILINE), table.stdout
-    assert "relay: outputs" not in table.stdout and "relay: link=connected, safe=False" in table.stdout
-    assert "game: nothing heard yet" in table.stdout
+    rig.wait_for("all active, relay state heard", lambda s: all_active(s) and s["relay"] is not None)
+    assert gamerigctl(["status", "--config", config]) == 0  # --json prints the reply rig.status() checks elsewhere
+    table = capsys.readouterr()
+    assert "mode play, all services alive" in table.out
+    assert re.search(r"^relay +active +\d+ +[\d.]+ s +0  stand-in$", table.out, re.MULTILINE), table.out
+    assert "relay: link=connected, safe=False" in table.out
+    assert "game: nothing heard yet" in table.out
 
-    paused = gamerigctl("pause", "--config", config)
-    assert paused.returncode == 0 and paused.stdout.strip() == "gamerigd: mode pause"
+    assert gamerigctl(["pause", "--config", config]) == 0
+    assert capsys.readouterr().out.strip() == "gamerigd: mode pause"
     assert rig.status()["daemon"]["mode"] == "pause"
 
     unknown = rig.client.request("dance")

@@ -1,12 +1,13 @@
 """A stand-in service for the supervisor's tests: speaks the lifecycle heartbeat and nothing else.
 
-    python supervisor_service.py NAME --endpoints JSON --log FILE [--crashes N] [--crash-after S]
-                                 [--ignore-sigterm]
+    python supervisor_service.py NAME --endpoints JSON --log FILE [--crashes N] [--hangs N]
+                                 [--crash-after S] [--ignore-sigterm]
 
 Publishes hb.NAME every 0.25 s (lifespan 1.0) with the contract's body. The relay stand-in also
 publishes relay.state: safe false on ctl.play, safe true on ctl.stop. Appends one line per event
-to --log ("<t_mono> <name> <event> <pid>"): started, safe, sigterm, crash. With --crashes N it exits 1
-after --crash-after seconds on each of its first N starts (counted in FILE.<name>.starts).
+to --log ("<t_mono> <name> <event> <pid>"): started, safe, sigterm, crash, hang. With --crashes N it exits 1
+after --crash-after seconds on each of its first N starts (counted in FILE.<name>.starts); with
+--hangs N it stops heartbeating then instead, and hangs (SIGTERM is logged but cannot end it).
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ def main() -> int:
     parser.add_argument("--endpoints", required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--crashes", type=int, default=0)
+    parser.add_argument("--hangs", type=int, default=0)
     parser.add_argument("--crash-after", type=float, default=0.5)
     parser.add_argument("--ignore-sigterm", action="store_true")
     args = parser.parse_args()
     starts = count_start(f"{args.log}.{args.name}.starts")
-    crash_at = time.monotonic() + args.crash_after if starts <= args.crashes else None
+    crash_at = time.monotonic() + args.crash_after if starts <= args.crashes + args.hangs else None
     stopping = False
 
     def on_sigterm(*_: object) -> None:
@@ -65,6 +67,10 @@ def main() -> int:
     try:
         while not stopping:
             now = time.monotonic()
+            if crash_at is not None and now >= crash_at and starts > args.crashes:
+                log(args.log, args.name, "hang")
+                while True:
+                    time.sleep(1)
             if crash_at is not None and now >= crash_at:
                 log(args.log, args.name, "crash")
                 print(f"{args.name} stand-in: crashing on purpose (start {starts})", file=sys.stderr)
