@@ -63,6 +63,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -232,6 +233,7 @@ class _MachineProcess:
 
 def _run_machine(link_path: str, conn: Connection) -> None:
     """The child: run the machine, report on request, stop when the parent says or goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes the pipe
     prefer_the_board()
     options = MachineOptions(target=TargetOptions(camera_drop_probability=0.0), link_path=link_path)
     with Machine(options) as machine:
@@ -287,6 +289,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except (KeyOutputError, EOFError, OSError) as error:  # the driver could not start, or the simulator died
+        print(f"{PROG}: error: {error or type(error).__name__}", file=sys.stderr)
+        return 1
     print(json.dumps(report) if args.json else format_report(report))
     return 0
 

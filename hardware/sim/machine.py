@@ -72,14 +72,24 @@ def _stick(text: str | None) -> tuple[int, bool, float | None]:
     for part in parts[1:]:
         if part in ("closed", "open"):
             closed = part == "closed"
-        else:
+        elif _is_number(part):
             seconds = _optional_seconds(part)
+        else:
+            raise ValueError(f"needs closed, open or a number of seconds after the relay, got {part!r}")
     return output, closed, seconds
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _output(text: str | None) -> int:
-    if text is None:
-        raise ValueError("needs a relay output number")
+    if text is None or not text.isdigit():
+        raise ValueError(f"needs a relay output number, got {text}")
     value = int(text)
     if not 0 <= value < DEFAULT_RELAYS:
         raise ValueError(f"needs a relay output 0..{DEFAULT_RELAYS - 1}, got {text}")

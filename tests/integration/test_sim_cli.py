@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,11 +27,12 @@ from typing import Any
 import cv2
 import pytest
 
-from gamerig.daemon import sim
+from gamerig.daemon import ctl, sim
 from gamerig.hardware.frames import open_source
 from gamerig.hardware.frames.source import Backoff, FrameSource, FrameTimeout
 from gamerig.hardware.keys import KeyOutput, KeyOutputError, LinkState, load_key_output_file, open_key_output
-from gamerig.hardware.sim.machine import WIRING, Machine, MachineOptions
+from gamerig.hardware.sim.faults import parse_fault
+from gamerig.hardware.sim.machine import FAULTS, WIRING, Machine, MachineOptions
 from gamerig.hardware.sim.target import TargetOptions
 
 GAMERIGCTL = str(Path(sys.executable).parent / "gamerigctl")
@@ -123,13 +125,7 @@ def test_stream_and_serial_path_drive_the_game_and_sigterm_leaves_nothing_behind
 
 @pytest.mark.parametrize(
     ("option", "named"),
-    [
-        (["--skin", "velvet"], "unknown skin 'velvet'"),
-        (["--fault", "freeze=-1"], "fault 'freeze=-1'"),
-        (["--fault", "melt=3"], "unknown fault 'melt'"),
-        (["--fault", "stick=12"], "relay output 0..7"),
-        (["--level", "0"], "level must be 1..10"),
-    ],
+    [(["--skin", "velvet"], "unknown skin 'velvet'"), (["--fault", "melt=3"], "unknown fault 'melt'")],
 )
 def test_a_bad_option_exits_2_naming_the_problem(tmp_path: Path, option: list[str], named: str) -> None:
     proc = subprocess.run(
@@ -140,11 +136,30 @@ def test_a_bad_option_exits_2_naming_the_problem(tmp_path: Path, option: list[st
     assert not os.path.lexists(tmp_path / "relay")
 
 
-def test_a_link_that_another_simulator_holds_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["--fault", "stick=12"], "relay output 0..7"),
+        (["--fault", "unplug=0@3"], "fault 'unplug=0@3'"),
+        (["--level", "0"], "level must be 1..10"),
+        (["--truth", "/nonexistent/dir/truth.jsonl"], "/nonexistent/dir/truth.jsonl"),
+    ],
+)
+def test_more_bad_options_are_refused_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], named: str
+) -> None:
+    """The same path in-process (a subprocess each costs seconds of imports on a busy machine)."""
+    assert ctl.main(["sim", "--link", str(tmp_path / "relay"), *option]) == 2
+    captured = capsys.readouterr()
+    assert named in captured.err and captured.out == ""
+    assert not os.path.lexists(tmp_path / "relay")
+
+
+def test_a_link_that_another_simulator_holds_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     link = tmp_path / "relay"
     link.symlink_to("/dev/null")  # a node that exists, as a running simulator's pty does
-    proc = subprocess.run([GAMERIGCTL, "sim", "--link", str(link)], capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 2 and "another simulator is running" in proc.stderr
+    assert ctl.main(["sim", "--link", str(link)]) == 2
+    assert "another simulator is running" in capsys.readouterr().err
     assert link.is_symlink()  # left alone
 
 
@@ -209,3 +224,19 @@ def fresh_frame(frames: FrameSource, after: float) -> bool:
         return frames.read(timeout=0.2).timestamp > after
     except FrameTimeout:
         return False
+
+
+def test_a_stuck_relay_holds_its_key_until_its_time_is_up_and_bad_faults_are_refused(tmp_path: Path) -> None:
+    """A board fault from the start-up schedule (stick=2 for 0.6 s) and from the control server."""
+    faults = (parse_fault("stick=2:0.6", FAULTS),)
+    with Machine(MachineOptions(link_path=str(tmp_path / "relay"), faults=faults)) as machine:
+        wait_for(lambda: machine.board.closed_outputs() == {2}, 1.0, "relay 2 to stick closed")
+        assert "rotate" in machine.target.keyboard.pressed()  # wired across the rotate key
+        wait_for(lambda: not machine.board.closed_outputs(), 2.0, "relay 2 to be released after 0.6 s")
+        assert "rotate" not in machine.target.keyboard.pressed()
+
+        assert post_fault(machine.control.url, "stick=5:open") == 204
+        assert post_fault(machine.control.url, "unstick=5") == 204
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post_fault(machine.control.url, "stick=5:ajar")
+        assert refused.value.code == 400 and "closed, open or a number of seconds" in refused.value.read().decode()
