@@ -204,5 +204,12 @@ def test_gamerigctl_status_and_modes_against_the_daemon(rig_factory, tmp_path: P
     assert capsys.readouterr().out.strip() == "gamerigd: mode pause"
     assert rig.status()["daemon"]["mode"] == "pause"
 
+    second = subprocess.run(
+        [str(Path(sys.executable).with_name("gamerigd")), "--config", config], capture_output=True, text=True, timeout=30
+    )
+    assert second.returncode == 2, second.stderr  # a second daemon must not take over the running one's bus
+    assert second.stderr.count("\n") == 1 and "gamerigd: error:" in second.stderr
+    assert rig.status()["daemon"]["healthy"]
+
     unknown = rig.client.request("dance")
     assert unknown["ok"] is False and "unknown command 'dance'" in unknown["error"]
