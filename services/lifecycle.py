@@ -11,7 +11,7 @@ A service module is::
             service.heartbeat_if_due()
 
     def main(argv=None) -> int:
-        return service_main("relay", run, argv, security_loader)
+        return service_main("relay", run, argv)
 
 and runs as ``python -m gamerig.services.<name> --endpoints JSON --config PATH``.
 
@@ -22,7 +22,8 @@ and leaving the Service publishes "stopping" and closes the bus.  A crash is log
 traceback, published as "fault" with the error as message, and the process exits 1.
 
 Exit codes: 0 stopped on request, 1 crashed, 2 bad command line.
-Tested in tests/integration/test_lifecycle.py with real processes, signals and a real proxy.
+Tested in tests/integration/test_lifecycle.py with real processes, signals and a real proxy,
+including a service joining a CURVE tcp bus with the keys its rig config names.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import zmq
 
 from gamerig.daemon.bus import Endpoints, Publisher, Subscriber
 from gamerig.daemon.bus_security import BusSecurity
+from gamerig.daemon.config_errors import load_yaml
 
 STATES = ("starting", "ready", "active", "fault", "stopping")
 HEARTBEAT_PERIOD_S = 0.25
@@ -166,15 +168,28 @@ class Service:
         self._stopping = True  # nothing else: the loop does the work
 
 
+def security_from_rig_config(config_path: Path) -> BusSecurity | None:
+    """The bus's CURVE keys from the rig config's bus.curve; None when it has none."""
+    data = load_yaml(config_path)
+    bus = data.get("bus") if isinstance(data, dict) else None
+    if not isinstance(bus, dict) or bus.get("curve") is None:
+        return None
+    # Imported here: the rig config pulls in the game and key-output modules, which only a CURVE bus needs here.
+    from gamerig.daemon.rig_config import load_rig_config
+
+    return load_rig_config(config_path).bus.security()  # the full check, as gamerigd made it
+
+
 def service_main(
     name: str,
     run: Callable[[Service, Path], None],
     argv: Sequence[str] | None = None,
-    security_loader: Callable[[Path], BusSecurity | None] | None = None,
+    security_loader: Callable[[Path], BusSecurity | None] = security_from_rig_config,
 ) -> int:
     """Parse ``--endpoints JSON --config PATH``, run the service, return the exit code.
 
-    security_loader reads the bus's CURVE keys from the config (None: no CURVE).
+    security_loader gives the bus's CURVE keys from the config (None: no CURVE); the default
+    reads the rig config's bus.curve, which is what gamerigd's proxy uses.
     """
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name}[%(process)d] %(levelname)s %(message)s")
     parser = argparse.ArgumentParser(prog=f"gamerig.services.{name}")
@@ -186,7 +201,7 @@ def service_main(
         return EXIT_USAGE if exc.code else EXIT_OK
     try:
         endpoints = Endpoints.from_json(args.endpoints)
-        security = security_loader(args.config) if security_loader else None
+        security = security_loader(args.config)
     except ValueError as exc:  # ConfigError is one
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,9 +19,11 @@ import zmq
 
 from gamerig.daemon.bus import Endpoints, Message, Subscriber
 from gamerig.daemon.bus_proxy import BusProxy
+from gamerig.daemon.bus_security import BusSecurity, generate_keys
 from gamerig.services.lifecycle import HEARTBEAT_LIFESPAN_S, Service
 
 WAIT_S = 10.0  # a child's start-up on a busy machine
+SIM_CONFIG = Path(__file__).parents[2] / "configs" / "gamerig-sim.yaml"
 
 # A minimal service: "run" until stopped, or "crash" after a few loops.
 CHILD = """
@@ -27,7 +31,7 @@ import sys, time
 from gamerig.services.lifecycle import service_main
 
 def run(service, config):
-    mode = config.read_text().strip()
+    mode = config.read_text().strip() if config.suffix == ".txt" else "run"
     service.stats["loops"] = 0
     service.set_state("ready")
     service.set_state("active", "playing")
@@ -42,19 +46,27 @@ sys.exit(service_main("demo", run, sys.argv[1:]))
 """
 
 
-@pytest.fixture
-def endpoints(tmp_path: Path) -> Iterator[Endpoints]:
-    endpoints = Endpoints.default(tmp_path)
+@contextmanager
+def running_proxy(endpoints: Endpoints, security: BusSecurity | None = None) -> Iterator[None]:
     context = zmq.Context()
-    proxy = BusProxy(context, endpoints)
+    proxy = BusProxy(context, endpoints, security)
     stop = threading.Event()
     thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
     thread.start()
-    yield endpoints
-    stop.set()
-    thread.join(WAIT_S)
-    proxy.close()
-    context.term()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(WAIT_S)
+        proxy.close()
+        context.term()
+
+
+@pytest.fixture
+def endpoints(tmp_path: Path) -> Iterator[Endpoints]:
+    endpoints = Endpoints.default(tmp_path)
+    with running_proxy(endpoints):
+        yield endpoints
 
 
 @pytest.fixture
@@ -64,9 +76,11 @@ def heartbeats(endpoints: Endpoints) -> Iterator[Subscriber]:
     context.destroy(linger=0)
 
 
-def start_child(endpoints: Endpoints, tmp_path: Path, mode: str) -> subprocess.Popen[str]:
-    config = tmp_path / "config.txt"
-    config.write_text(mode)
+def start_child(endpoints: Endpoints, tmp_path: Path, mode: str, config: Path | None = None) -> subprocess.Popen[str]:
+    """The CHILD service; ``mode`` is "run" or "crash"; a rig ``config`` (YAML) means "run"."""
+    if config is None:
+        config = tmp_path / "config.txt"
+        config.write_text(mode)
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, "--endpoints", endpoints.to_json(), "--config", str(config)],
         stderr=subprocess.PIPE,
@@ -154,3 +168,56 @@ def test_states_and_heartbeat_timing_in_process(endpoints: Endpoints, heartbeats
     assert signal.getsignal(signal.SIGTERM) == before
     with pytest.raises(ValueError, match="without dots"):
         Service("relay.main", endpoints)
+
+
+def curve_rig_config(tmp_path: Path, endpoints: Endpoints, server_key: str) -> Path:
+    """The simulator's rig config with a CURVE tcp bus (keys relative to the config, as an operator writes)."""
+    text = SIM_CONFIG.read_text().replace("SIM_STREAM_PORT", "8999")
+    bus = (
+        f"bus:\n  publish: {endpoints.publish}\n  subscribe: {endpoints.subscribe}\n  control: {endpoints.control}\n"
+        f"  curve: {{server_key: {server_key}, client_keys_dir: curve/authorized_clients}}\n"
+    )
+    head, tail = text.split("bus:\n", 1)
+    config = tmp_path / "rig.yaml"
+    config.write_text(head + bus + tail.split("\n\n", 1)[1])
+    return config
+
+
+def tcp_endpoints() -> Endpoints:
+    ports = []
+    for _ in range(3):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    return Endpoints(*(f"tcp://127.0.0.1:{port}" for port in ports))
+
+
+def test_a_service_joins_a_curve_bus_with_the_keys_of_the_rig_config(tmp_path: Path) -> None:
+    generate_keys(tmp_path / "curve")
+    security = BusSecurity.load(tmp_path / "curve" / "server.key_secret")
+    endpoints = tcp_endpoints()
+    config = curve_rig_config(tmp_path, endpoints, "curve/server.key_secret")
+    with running_proxy(endpoints, security):
+        context = zmq.Context()
+        child = start_child(endpoints, tmp_path, "run", config)
+        try:
+            heartbeats = Subscriber(context, endpoints, ["hb.demo"], security)
+            assert wait_for_state(heartbeats, "active").body["pid"] == child.pid
+            child.terminate()
+            assert child.wait(WAIT_S) == 0
+        finally:
+            child.kill()
+            child.wait()
+            context.destroy(linger=0)
+
+
+def test_missing_curve_keys_in_the_rig_config_exit_2(tmp_path: Path) -> None:
+    endpoints = tcp_endpoints()
+    config = curve_rig_config(tmp_path, endpoints, "curve/missing.key_secret")
+    child = start_child(endpoints, tmp_path, "run", config)
+    try:
+        assert child.wait(WAIT_S) == 2
+    finally:
+        child.kill()
+        child.wait()
+    assert "missing.key_secret: key file not found" in child.stderr.read()
