@@ -658,17 +658,22 @@ class ControlServer:
             remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
             if not self._socket.poll(remaining_ms, zmq.POLLIN):
                 return None
-            raw = self._socket.recv()
+            frames = self._socket.recv_multipart()
             try:
-                request = json.loads(raw)
-            except ValueError as exc:
-                self._socket.send(json.dumps({"ok": False, "error": f"request is not JSON: {exc}"}).encode())
+                if len(frames) != 1:
+                    raise ValueError(f"{len(frames)} frames, expected 1")
+                request = json.loads(frames[0], parse_constant=_reject_constant)
+            except ValueError as exc:  # also bad UTF-8
+                self._refuse(f"request is not JSON: {exc}")
                 continue
             if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
-                self._socket.send(json.dumps({"ok": False, "error": 'request needs a string "cmd"'}).encode())
+                self._refuse('request needs a string "cmd"')
                 continue
             self._pending = True
             return request
+
+    def _refuse(self, error: str) -> None:
+        self._socket.send(json.dumps({"ok": False, "error": error}).encode())
 
     def reply(self, body: Mapping[str, Any]) -> None:
         """Answer the request receive() returned."""

@@ -21,7 +21,7 @@ SIGINT only set ``stopping`` (the handler does no work); the service's loop sees
 and leaving the Service publishes "stopping" and closes the bus.  A crash is logged with its
 traceback, published as "fault" with the error as message, and the process exits 1.
 
-Exit codes: 0 stopped on request, 1 crashed, 2 bad command line.
+Exit codes: 0 stopped on request, 1 crashed, 2 bad command line or bad bus keys in the config.
 Tested in tests/integration/test_lifecycle.py with real processes, signals and a real proxy,
 including a service joining a CURVE tcp bus with the keys its rig config names.
 """

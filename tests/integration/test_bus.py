@@ -305,6 +305,10 @@ def test_control_round_trip_and_a_malformed_request(context: zmq.Context, endpoi
         assert reply["ok"] is False and "not JSON" in reply["error"]
         raw.send_json({"no": "cmd"})
         assert raw.poll(int(WAIT_S * 1000)) and "cmd" in raw.recv_json()["error"]
+        raw.send_multipart([b'{"cmd": "status"}', b"more"])
+        assert raw.poll(int(WAIT_S * 1000)) and "2 frames" in raw.recv_json()["error"]
+        raw.send(b"\xff\xfe")
+        assert raw.poll(int(WAIT_S * 1000)) and "not JSON" in raw.recv_json()["error"]
         assert client.request("play")["request"] == {"cmd": "play"}  # the server carried on
     finally:
         stop.set()
