@@ -204,6 +204,7 @@ class Machine:
         return {
             "board": self.options.board,
             "port": self.board.path,
+            "channels": DEFAULT_RELAYS,  # the virtual board's relay count (a driver's default can be fewer)
             "outputs": {key: output for output, key in WIRING.items()},
         }
 

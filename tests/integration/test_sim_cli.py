@@ -169,6 +169,15 @@ def test_configs_sim_yaml_drives_the_default_simulator() -> None:
     assert dict(config.outputs) == {key: output for output, key in WIRING.items()}
 
 
+@pytest.mark.parametrize("board", sim.BOARDS)
+def test_the_key_config_of_every_board_presses_the_wired_key(tmp_path: Path, board: str) -> None:
+    with Machine(MachineOptions(board=board, link_path=str(tmp_path / "relay"))) as machine:
+        with open_key_output(machine.key_config(), "test") as keys:
+            keys.press("pause")  # output 5: beyond a 4-relay board, so the config must say 8
+        edges = machine.target.keyboard.edges()
+    assert [(e.key, e.pressed) for e in edges] == [("pause", True), ("pause", False)]
+
+
 def test_driver_and_frame_source_recover_from_unplug_and_camera_disconnect(tmp_path: Path) -> None:
     """Faults through the control interface; both sides come back by themselves within 2 s, and
     no relay closes while the port is gone (presses fail with nothing sent)."""
