@@ -485,7 +485,8 @@ class Subscriber:
     def wait_connected(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for the proxy's answer to this subscriber; True when connected.
 
-        Messages arriving meanwhile are kept for receive().
+        Messages arriving meanwhile are kept for receive(); a zmq.Poller on ``socket`` does not
+        see those, so call receive(0) once before polling.
         """
         deadline = time.monotonic() + timeout_s
         while not self._connected:

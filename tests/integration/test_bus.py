@@ -268,6 +268,21 @@ def test_a_second_bind_on_a_live_ipc_path_is_refused(proxy: BusProxy, context: z
     synced(Publisher(context, endpoints, "camera"), sub)  # the first proxy still owns the bus
 
 
+def test_a_second_bind_on_a_tcp_port_is_refused() -> None:
+    with socket.socket() as probe, socket.socket() as probe2:
+        probe.bind(("127.0.0.1", 0))
+        probe2.bind(("127.0.0.1", 0))
+        port, port2 = probe.getsockname()[1], probe2.getsockname()[1]
+    endpoints = Endpoints(f"tcp://127.0.0.1:{port}", f"tcp://127.0.0.1:{port2}", "ipc:///x/c", insecure=True)
+    with running_proxy(endpoints):
+        other = zmq.Context()
+        try:
+            with pytest.raises(EndpointInUse, match=f"127.0.0.1:{port} is in use"):
+                BusProxy(other, endpoints)
+        finally:
+            other.term()
+
+
 def test_a_stale_ipc_socket_file_is_reused(tmp_path: Path, context: zmq.Context) -> None:
     """A socket file left by a killed daemon is not live: the new daemon binds it."""
     endpoints = Endpoints.default(tmp_path)
