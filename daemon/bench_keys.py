@@ -39,6 +39,8 @@ Measured 2026-12-02 on the shared 2-core machine with other helpers' tests and b
   process was not run for 0.15 s), driver 5.35; 59.8 fps, 0.17 (process 0.23).
 - load 3.6: roundtrip p99 5.26 ms; hold error p99 20.1 ms, driver 15.5, pty + board 17.7;
   59.6 fps, 0.16.
+- load 2.2 (this version, 17:35 UTC): roundtrip p50 0.28 / p99 4.20 ms (max 5.5); hold error p50
+  0.29 / p99 11.6 ms (driver 8.8, pty + board 6.1); 59.95 fps, 0.17 (whole sim process 0.23).
 
 Against the issue's targets: sim 60 fps at <= 0.5 core is met (59.6-60.0 fps at 0.16-0.18 of a
 core in the simulator's threads, 0.22-0.23 for its whole process).  Roundtrip p99 <= 5 ms is met
