@@ -169,7 +169,7 @@ def test_a_publisher_started_before_the_proxy_resends_its_state(context: zmq.Con
     pub = Publisher(context, endpoints, "watchdog")
     pub.publish("wd.state", {"halted": False})  # nobody there yet: dropped by ZeroMQ
     assert not pub.connected
-    with running_proxy(endpoints) as proxy:
+    with running_proxy(endpoints):
         assert pub.wait_connected(WAIT_S)
         late = Subscriber(context, endpoints, ["wd."])
         assert receive_topic(late, "wd.state").body == {"halted": False}
