@@ -136,6 +136,8 @@ class Service:
             else:
                 self.set_state("stopping")
             self.publisher.wait_connected(0.2)  # a service dying at start still says why, if it can
+        except Exception as farewell_error:  # e.g. stats that are not JSON: the original error matters more
+            log.warning("%s: could not publish its last heartbeat: %s", self.name, farewell_error)
         finally:
             self._close()
 

@@ -221,3 +221,10 @@ def test_missing_curve_keys_in_the_rig_config_exit_2(tmp_path: Path) -> None:
         child.kill()
         child.wait()
     assert "missing.key_secret: key file not found" in child.stderr.read()
+
+
+def test_the_original_crash_survives_a_heartbeat_that_cannot_be_sent(endpoints: Endpoints) -> None:
+    with pytest.raises(RuntimeError, match="boom"):
+        with Service("demo", endpoints) as service:
+            service.stats["ratio"] = float("nan")  # not JSON: the fault heartbeat fails
+            raise RuntimeError("boom")
