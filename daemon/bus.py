@@ -30,10 +30,11 @@ to gamerigd by REQ/REP on ``Endpoints.control``.  The traps and what this module
 Tested with real sockets (tests/unit/test_bus_framing.py, tests/integration/test_bus.py): framing
 round trips and every malformed case, expiry, gaps, duplicates, late subscribers, the handshake,
 bursts past the high-water mark, the double bind, term() after an undelivered request,
-DaemonNotRunning.  Measured once on the shared 2-core machine (load 3, proxy in its own process,
-ipc, an obs.frame with a 10x20 board, 500/s): publish-to-receive p50 0.43 ms, p99 4.3 ms; one
-Publisher sends about 36,000 small messages/s, more than the proxy forwards (the excess is
-dropped and counted as gaps).  The tests assert no timings.
+DaemonNotRunning.  Measured on the shared 2-core machine (proxy in its own process, ipc, an
+obs.frame with a 10x20 board, 500/s): publish-to-receive p50 0.4-0.7 ms, p99 4-10 ms (see
+bus_proxy.py); one Publisher sends 30,000-36,000 small messages/s, more than a Python subscriber
+takes (the excess is dropped at the high-water marks and counted as gaps once a later message
+arrives).  The tests assert no timings.
 """
 
 from __future__ import annotations
@@ -427,11 +428,14 @@ class Publisher:
             pass  # high-water mark reached: dropped, and the subscribers' seq gaps count it
 
     def _take_subscriptions(self, timeout_s: float) -> None:
-        """Read the proxy's (un)subscriptions; a subscription means a (new) proxy: re-send state."""
+        """Read the proxy's subscriptions; its subscribe-all means a (new) proxy: re-send state.
+
+        The proxy also passes on its subscribers' subscriptions, which need nothing here.
+        """
         timeout_ms = max(0, int(timeout_s * 1000))
         while self._socket.poll(timeout_ms, zmq.POLLIN):
             event = self._socket.recv()
-            if event[:1] == b"\x01":
+            if event == b"\x01":
                 self._connected = True
                 for frames in self._state.values():
                     self._send(frames)
