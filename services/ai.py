@@ -1,0 +1,425 @@
+"""The ai service: keeps the game model, plans each piece the moment it is seen, and steers it home.
+
+    python -m gamerig.services.ai --endpoints JSON --config PATH
+
+A new piece is seen on ``obs.event`` spawn, or on the first ``obs.frame`` showing a falling piece
+that is not the one in play (a frame that came first, or an ai started mid-piece); whichever comes
+first plans it, the other is recognised as the same piece (same letter, same or earlier frame).
+With the preview configured, a spawn event waits up to SPAWN_PREVIEW_WAIT_S for its own frame,
+which carries the new next piece.  Planning (services/ai_planner.py) starts from where the piece
+was observed, at that frame's capture time minus the view latency, and simulates the keys against
+gravity at the level (the screen's level when shown and ``play.level_from_screen``, else the
+initial level raised by the lines); ``plan.keys`` carries ``deadline_t`` (the latest time a key may
+go down: the piece would land by gravity first) and lifespan ``deadline_t - now``; ``predict.board``
+the board after the placement and its clears.  The model believes its prediction at once.
+
+Closed loop (``play.closed_loop``, used for a piece only when the delayed drop still fits its
+deadline): the first plan, id ``<root>``, has the moves but no drop.  After its ``relay.done`` the
+ai waits for a frame showing the piece as it was after the last ``relay.key`` had reached the game;
+if that frame shows the target orientation and column it publishes ``<root>.1`` = [drop], else a
+correction from the observed position to the same target (again without the drop while another
+confirmation still fits, at most MAX_CORRECTIONS times), then the drop; parts are numbered
+``<root>.<n>``.  ``predict.board`` always carries the root id.  A part that cannot finish in time
+is not sent, and the piece falls where it is: a deadline miss.
+
+``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play,
+if its landing is still to come).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
+and ``ctl.stop`` stop it, the supervisor repeats the mode every second so a restarted ai learns it)
+and not halted (``wd.halt`` / ``wd.state`` halted until ``wd.resume``).  ``ai.state`` is published on
+every change and once a second.
+
+Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
+publisher; its keys, played in games/tetris/engine.py, land where its prediction says.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gamerig.daemon.bus import Message
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.pieces import PIECE_NAMES, orientation_count
+from gamerig.games.tetris.placements import Placement
+
+from .ai_model import GameModel, rows_of
+from .ai_planner import KeyPlan, Planner
+from .ai_settings import AiSettings
+from .lifecycle import Service, service_main
+
+log = logging.getLogger("gamerig.services.ai")
+
+POLL_S = 0.002
+STATE_PERIOD_S = 1.0
+SPAWN_PREVIEW_WAIT_S = 0.03
+MAX_CORRECTIONS = 2
+SUBSCRIPTIONS = ("obs.event", "obs.frame", "wd.", "ctl.", "relay.key", "relay.done")
+
+
+@dataclass
+class PieceInPlay:
+    """The piece being steered: its plan lineage and what the closed loop waits for."""
+
+    root: str
+    piece: str
+    first_seq: int  # the frame it was first seen in
+    t_seen: float
+    level: int
+    board_before: Board
+    placement: Placement
+    plan: KeyPlan  # the part sent last
+    part: int = 0
+    lowest_y: int = 1 << 30
+    relay_done: bool = False
+    last_down_t: float | None = None
+    corrections: int = 0
+    deadline_t: float = float("inf")  # of the part sent last
+    finished: bool = False  # the drop was sent, or the loop gave up
+
+    @property
+    def part_id(self) -> str:
+        return self.root if self.part == 0 else f"{self.root}.{self.part}"
+
+
+@dataclass
+class PendingSpawn:
+    """A spawn event waiting for the frame that shows its preview."""
+
+    body: dict[str, Any]
+    until: float
+
+
+@dataclass
+class Counters:
+    plans: int = 0
+    corrections: int = 0
+    confirmations: int = 0
+    deferred: int = 0
+    deadline_misses: int = 0
+    bad_messages: int = 0
+    plan_ms: list[float] = field(default_factory=list)
+
+
+class AiService:
+    """The loop's state and reactions; see the module docstring."""
+
+    def __init__(self, service: Service, settings: AiSettings) -> None:
+        self.service = service
+        self.settings = settings
+        self.planner = Planner(settings)
+        self.model = GameModel(settings.rules, settings.initial_level, settings.level_from_screen)
+        self.playing = False
+        self.halted = False
+        self.active: PieceInPlay | None = None
+        #: The model takes every observed board while the ai is not placing pieces itself (not
+        #: playing, halted, a piece it could not place): its predictions would be stale.
+        self.following = True
+        self.deferred: FallingPiece | None = None  # in its spawn row, to be planned one row lower
+        self.skipped: FallingPiece | None = None  # no placement reachable in time: left to fall
+        self.pending: PendingSpawn | None = None
+        self.next_piece: tuple[str | None, int] = (None, -1)  # (piece, frame_seq)
+        self.last_seq = -1
+        self.counters = Counters()
+        self.last_plan_id: str | None = None
+        self._root_prefix = f"{os.getpid()}-"
+        self._roots = 0
+        self._state_sent: dict[str, Any] | None = None
+        self._state_at = -float("inf")
+
+    def run(self) -> None:
+        service = self.service
+        inbox = service.subscriber(SUBSCRIPTIONS)
+        service.publisher.wait_connected(1.0)
+        service.set_state("ready", "waiting for ctl.play")
+        while not service.stopping:
+            message = inbox.receive(POLL_S)
+            while message is not None:
+                self.take(message)
+                message = inbox.receive(0)
+            self.tick(time.monotonic())
+            service.heartbeat_if_due()
+
+    # ---- inputs ----------------------------------------------------------------------------
+
+    def take(self, message: Message) -> None:
+        """React to one message; a malformed body is counted and logged, never raised."""
+        try:
+            handler = {
+                "obs.event": self.on_event,
+                "obs.frame": self.on_frame,
+                "wd.resync": self.on_resync,
+                "relay.done": self.on_relay_done,
+                "relay.key": self.on_relay_key,
+            }.get(message.topic)
+            if handler is not None:
+                handler(message.body)
+            else:
+                self.on_control(message.topic, message.body)
+        except (KeyError, TypeError, ValueError) as exc:
+            self.counters.bad_messages += 1
+            log.warning("%s ignored: %s", message.topic, exc)
+
+    def on_control(self, topic: str, body: dict[str, Any]) -> None:
+        if topic in ("ctl.play", "ctl.pause", "ctl.stop"):
+            playing = topic == "ctl.play"
+            if playing != self.playing:
+                self.playing = playing
+                self._drop_piece()
+                self.service.set_state("active" if playing else "ready", "" if playing else topic)
+        elif topic == "wd.halt" or (topic == "wd.state" and body.get("halted") is True):
+            if not self.halted:
+                self.halted = True
+                self._drop_piece()
+        elif topic == "wd.resume" or (topic == "wd.state" and body.get("halted") is False):
+            self.halted = False
+
+    def on_resync(self, body: dict[str, Any]) -> None:
+        board = self.model.adopt(body["board"])
+        active = self.active
+        if active is not None and not active.finished:
+            active.board_before = board.copy()
+            predicted, cleared = self.planner.settle(board, active.placement)
+            self.model.board = predicted
+            self._publish_prediction(active.root, predicted)
+
+    def on_event(self, body: dict[str, Any]) -> None:
+        kind = body["kind"]
+        if kind == "game_over":
+            self.model.new_game()
+            self.following = True
+            self._drop_piece()
+            return
+        if kind == "landed":
+            if self.active is not None and not self.active.finished:
+                self._give_up(self.active, "landed before its drop was sent")
+            if self.active is None:
+                self.following = True  # a piece the ai did not place: only the screen knows the board now
+            if self.following and isinstance(body.get("board"), list):
+                self.model.adopt(body["board"])
+            self.active = self.deferred = self.skipped = None
+            return
+        if kind != "spawn":
+            return
+        if self.following and isinstance(body.get("board"), list):
+            self.model.adopt(body["board"])
+        piece, seq = _piece(body["piece"]), int(body["frame_seq"])
+        active = self.active
+        if active is not None and active.piece == piece and seq <= active.first_seq:
+            return  # a frame showed it first
+        if self.settings.preview and self.next_piece[1] < seq:
+            self.pending = PendingSpawn(body, time.monotonic() + SPAWN_PREVIEW_WAIT_S)
+        else:
+            self._spawned(body)
+
+    def on_frame(self, body: dict[str, Any]) -> None:
+        seq = int(body["frame_seq"])
+        self.last_seq = max(self.last_seq, seq)
+        self.model.see_level(body.get("level"))
+        if "next_piece" in body:
+            self.next_piece = (body["next_piece"], seq)
+        if self.pending is not None and seq >= int(self.pending.body["frame_seq"]):
+            pending, self.pending = self.pending, None
+            self._spawned(pending.body)
+        if self.following and body.get("status") == "ok" and isinstance(body.get("board"), list):
+            self.model.adopt(body["board"])
+        falling = body.get("falling")
+        if falling is None or not self.can_play:
+            return
+        seen = _falling(falling)
+        t_state = float(body["t_capture"]) - self.settings.view_latency_s
+        active = self.active
+        if active is not None and active.piece == seen.kind and seen.y <= active.lowest_y:
+            active.lowest_y = seen.y
+            self._confirm(active, seen, t_state)
+        elif self.skipped is not None and self.skipped.kind == seen.kind and seen.y <= self.skipped.y:
+            self.skipped = seen
+        elif self.deferred is not None and self.deferred.kind == seen.kind and seen.y <= self.deferred.y:
+            if seen.y < self.deferred.y:
+                self.deferred = None
+                self._plan_piece(seen, seq, float(body["t_capture"]), t_state, defer=False)
+        else:
+            self._plan_piece(seen, seq, float(body["t_capture"]), t_state, defer=True)
+
+    def on_relay_done(self, body: dict[str, Any]) -> None:
+        active = self.active
+        if active is None or body["plan_id"] != active.part_id:
+            return
+        if body["ok"]:
+            active.relay_done = True
+        elif not active.finished:
+            self._give_up(active, f"relay: {body.get('reason')}")
+
+    def on_relay_key(self, body: dict[str, Any]) -> None:
+        active = self.active
+        if active is not None and body["plan_id"] == active.part_id:
+            active.last_down_t = float(body["down_t"])
+
+    def tick(self, now: float) -> None:
+        """Time-driven work: a spawn that waited long enough for its preview; ai.state."""
+        if self.pending is not None and now >= self.pending.until:
+            pending, self.pending = self.pending, None
+            self._spawned(pending.body)
+        active = self.active
+        if active is not None and not active.finished and now > active.deadline_t:
+            self._give_up(active, "its deadline passed before the closed loop could confirm it")
+        self._publish_state(now)
+
+    # ---- planning ----------------------------------------------------------------------------
+
+    @property
+    def can_play(self) -> bool:
+        return self.playing and not self.halted and self.model.synced
+
+    def _spawned(self, body: dict[str, Any]) -> None:
+        if not self.can_play:
+            return
+        rules = self.settings.rules
+        start = FallingPiece(_piece(body["piece"]), 1, rules.spawn_x, rules.spawn_y)
+        t_capture = float(body["t_capture"])
+        self._plan_piece(start, int(body["frame_seq"]), t_capture, t_capture - self.settings.view_latency_s, defer=True)
+
+    def _plan_piece(self, start: FallingPiece, seq: int, t_seen: float, t_state: float, defer: bool) -> None:
+        board = self.model.board
+        assert board is not None
+        self.deferred = self.skipped = self.active = None
+        next_piece = self.next_piece[0] if self.next_piece[1] >= seq else None
+        level = self.model.level
+        decision = self.planner.decide(board, start, next_piece, level, t_state)
+        if decision is None and defer and start.y == self.settings.rules.spawn_y:
+            self.deferred = start
+            self.counters.deferred += 1
+            return
+        if decision is None:
+            self.skipped = start
+            self.following = True
+            self.counters.deadline_misses += 1
+            log.warning("piece %s at %s: no placement can be reached in time", start.kind, (start.orientation, start.x, start.y))
+            return
+        self.counters.plan_ms.append(decision.elapsed_s * 1000.0)
+        self._roots += 1
+        active = PieceInPlay(
+            root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=seq, t_seen=t_seen, level=level,
+            board_before=board, placement=decision.placement, plan=decision.plan, lowest_y=start.y,
+        )
+        self.active = active
+        self.following = False
+        self.model.commit(decision.predicted, decision.lines_cleared)
+        self._publish_prediction(active.root, decision.predicted)
+        self._send(active, t_state)
+        self.counters.plans += 1
+
+    def _confirm(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
+        """Closed loop: once the frame shows the piece after the last key, drop it or correct it."""
+        if active.finished or not active.relay_done:
+            return
+        if active.last_down_t is not None and t_state < active.last_down_t + self.settings.key_latency_s:
+            return  # this frame was taken before the last key reached the game
+        on_target = (seen.orientation, seen.x) == (active.plan.target.orientation, active.plan.target.x)
+        again = not on_target and active.corrections < MAX_CORRECTIONS
+        plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
+        if plan is None:
+            self._give_up(active, f"no time left to correct from {(seen.orientation, seen.x, seen.y)}")
+            return
+        if on_target:
+            self.counters.confirmations += 1
+        else:
+            active.corrections += 1
+            self.counters.corrections += 1
+        active.plan, active.part = plan, active.part + 1
+        active.relay_done, active.last_down_t = False, None
+        self._send(active, t_state)
+
+    def _send(self, active: PieceInPlay, t_state: float) -> None:
+        plan = active.plan
+        now = time.monotonic()
+        deadline_t = t_state + plan.deadline_s
+        if deadline_t <= now:
+            self._give_up(active, "planning took past its deadline")
+            return
+        body = {
+            "plan_id": active.part_id,
+            "piece": active.piece,
+            "orientation": plan.target.orientation,
+            "x": plan.target.x,
+            "keys": list(plan.keys),
+            "t_seen": active.t_seen,
+            "deadline_t": deadline_t,
+            "level": active.level,
+            "predicted_board": rows_of(self.model.board) if self.model.board is not None else None,
+        }
+        self.service.publisher.publish("plan.keys", body, lifespan_s=deadline_t - now)
+        self.last_plan_id = active.part_id
+        active.deadline_t = deadline_t
+        active.finished = plan.final
+
+    def _give_up(self, active: PieceInPlay, why: str) -> None:
+        active.finished = True
+        self.counters.deadline_misses += 1
+        log.warning("plan %s: %s", active.part_id, why)
+
+    def _drop_piece(self) -> None:
+        self.active = self.deferred = self.skipped = self.pending = None
+        self.following = True
+
+    # ---- outputs -----------------------------------------------------------------------------
+
+    def _publish_prediction(self, root: str, predicted: Board) -> None:
+        self.service.publisher.publish("predict.board", {"plan_id": root, "board": rows_of(predicted), "pieces": self.model.pieces})
+
+    def _publish_state(self, now: float) -> None:
+        body = {
+            "synced": self.model.synced,
+            "pieces": self.model.pieces,
+            "lines": self.model.lines,
+            "level": self.model.level,
+            "last_plan_id": self.last_plan_id,
+            "deadline_misses": self.counters.deadline_misses,
+        }
+        if body == self._state_sent and now - self._state_at < STATE_PERIOD_S:
+            return
+        self.service.publisher.publish("ai.state", body)
+        self._state_sent, self._state_at = body, now
+        c = self.counters
+        recent = sorted(c.plan_ms[-200:])
+        self.service.stats = {
+            "plans": c.plans, "corrections": c.corrections, "confirmations": c.confirmations, "deferred": c.deferred,
+            "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
+            "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
+            "plan_ms_max": round(recent[-1], 2) if recent else None,
+        }
+
+
+def _falling(body: dict[str, Any]) -> FallingPiece:
+    """An obs.frame's falling piece; ValueError for an impossible one."""
+    kind = _piece(body["piece"])
+    orientation = int(body["orientation"])
+    if not 1 <= orientation <= orientation_count(kind):
+        raise ValueError(f"piece {kind} has no orientation {orientation}")
+    return FallingPiece(kind, orientation, int(body["x"]), int(body["y"]))
+
+
+def _piece(value: object) -> str:
+    if not isinstance(value, str) or len(value) != 1 or value not in PIECE_NAMES:
+        raise ValueError(f"piece must be one of {PIECE_NAMES}, got {value!r}")
+    return value
+
+
+def run(service: Service, config_path: Path) -> None:
+    """The ai service (see the module docstring)."""
+    AiService(service, AiSettings.from_file(config_path)).run()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: ``python -m gamerig.services.ai --endpoints JSON --config PATH``."""
+    return service_main("ai", run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The ai's model of the game: the board it believes (the stack once its planned pieces have
+landed), lines, pieces, and the level it plays at.  No I/O, no clock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import MAX_LEVEL, MIN_LEVEL
+from gamerig.games.tetris.rules import Rules, actual_level
+
+
+class GameModel:
+    """What the ai believes; ``board`` is None until it has seen one (not synced)."""
+
+    def __init__(self, rules: Rules, initial_level: int, level_from_screen: bool) -> None:
+        self.rules = rules
+        self.initial_level = initial_level
+        self.level_from_screen = level_from_screen
+        self.board: Board | None = None
+        self.lines = 0
+        self.pieces = 0
+        self.screen_level: int | None = None
+
+    @property
+    def synced(self) -> bool:
+        """True once the model holds a board."""
+        return self.board is not None
+
+    @property
+    def level(self) -> int:
+        """The level the screen shows (if configured and shown), else the initial level raised by the lines."""
+        if self.level_from_screen and self.screen_level is not None:
+            return self.screen_level
+        return actual_level(self.lines, self.initial_level)
+
+    def see_level(self, level: object) -> None:
+        """Note the level a frame showed (ignored unless 1..10)."""
+        if isinstance(level, int) and not isinstance(level, bool) and MIN_LEVEL <= level <= MAX_LEVEL:
+            self.screen_level = level
+
+    def adopt(self, rows: Sequence[str]) -> Board:
+        """Take an observed board (rows top first); ValueError if it does not fit the rules."""
+        board = Board.from_rows(list(rows), self.rules.width, self.rules.height)
+        if len(rows) != self.rules.height:
+            raise ValueError(f"board has {len(rows)} rows, the rules say {self.rules.height}")
+        self.board = board
+        return board
+
+    def commit(self, predicted: Board, lines_cleared: int) -> None:
+        """A placement was planned: believe its result."""
+        self.board = predicted
+        self.lines += lines_cleared
+        self.pieces += 1
+
+    def new_game(self) -> None:
+        """The game ended: forget the board (the next one observed is adopted) and the counts."""
+        self.board = None
+        self.lines = 0
+        self.pieces = 0
+
+
+def rows_of(board: Board) -> list[str]:
+    """The bus's board form: rows top first, '#' full, '.' empty."""
+    return board.to_rows()

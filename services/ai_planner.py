@@ -1,0 +1,148 @@
+"""The ai's decisions for one piece: a placement whose keys can finish in time, and corrections.
+
+No I/O; the clock is injected (it only measures how long planning took, which the key timing must
+include).  Times are seconds after a reference instant ``t_state``: when the screen showed the
+piece where it was observed (a frame's t_capture minus the view latency).
+
+Choosing: the configured Player picks a placement (two-piece with the preview), with a search
+budget of PLAN_BUDGET_STEPS fall steps.  Its keys are simulated against gravity at the level
+(games/tetris/key_plan.py); if they cannot finish before the piece lands, the next best placements
+by the player's one-piece rating are tried in turn (at most MAX_ALTERNATIVES), and if none works
+there is no plan (the piece falls where it is: a deadline miss).  A piece still in its spawn row
+whose first choice does not work is deferred instead: most rotations only fit one row lower, and
+planning again from there costs at most a fall step.
+
+Closed loop (policy ``play.closed_loop``), taken only when it costs no deadline: the plan's keys
+stop before the drop, and the drop (or a correction) follows once a camera frame confirms the
+piece's orientation and column.  It is used when the simulation says the drop, delayed by the
+confirmation's round trip (``confirm_delay_s``), still comes before the piece would land; else the
+plan carries its drop (open loop).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from gamerig.games.tetris import kernel
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import DROP, FallingPiece
+from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, check_keys, plan_keys
+from gamerig.games.tetris.placements import Placement, kind_of, placement_from_row
+from gamerig.games.tetris.players import Player
+from gamerig.games.tetris.rules import iteration_delay
+
+from .ai_settings import AiSettings
+
+#: The player's search budget, in fall steps at the current level.
+PLAN_BUDGET_STEPS = 0.25
+#: Placements tried after the player's choice when its keys cannot finish in time.
+MAX_ALTERNATIVES = 12
+#: Between the timing computed here and the plan leaving on the bus.
+PUBLISH_MARGIN_S = 0.003
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """Keys to publish now and what they lead to.
+
+    ``final``: the keys end with the drop (open loop, or the last step of a closed loop);
+    otherwise the drop waits for a confirming frame.  ``deadline_s``: the latest time a key may go
+    down at the relay (relative to t_state).
+    """
+
+    target: FallingPiece
+    keys: tuple[str, ...]
+    final: bool
+    deadline_s: float
+    check: KeyCheck
+
+
+@dataclass(frozen=True)
+class PieceDecision:
+    """A placement with its first keys, the board it predicts and how it was chosen."""
+
+    placement: Placement
+    plan: KeyPlan
+    predicted: Board
+    lines_cleared: int
+    alternative: int  # 0: the player's choice; n: the n-th best one-piece placement instead
+    elapsed_s: float
+
+
+class Planner:
+    """Plans pieces and corrections for one rule set, player and key cadence."""
+
+    def __init__(self, settings: AiSettings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.rules = settings.rules
+        self.player = Player(settings.player, settings.rules)
+        self.clock = clock
+
+    def decide(
+        self, board: Board, start: FallingPiece, next_piece: str | None, level: int, t_state: float
+    ) -> PieceDecision | None:
+        """Plan the piece ``start`` on ``board``; None to defer (spawn row) or when nothing fits in time."""
+        began = self.clock()
+        step = iteration_delay(level)
+        decision = self.player.choose(board, start.kind, next_piece if self.settings.preview else None, PLAN_BUDGET_STEPS * step)
+        if decision.placement is None:
+            return None
+        for rank, placement in enumerate(self._candidates(board, decision.placement)):
+            target = FallingPiece(placement.piece, placement.orientation, placement.x, placement.y)
+            plan = self.keys_to(board, start, target, level, t_state, confirm_again=True)
+            if plan is not None:
+                predicted, cleared = self.settle(board, placement)
+                return PieceDecision(placement, plan, predicted, cleared, rank, self.clock() - began)
+            if rank == 0 and start.y == self.rules.spawn_y:
+                return None  # deferred: planned again one row lower
+        return None
+
+    def keys_to(
+        self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool
+    ) -> KeyPlan | None:
+        """Keys from ``start`` (observed at t_state) to ``target`` that finish in time, closed loop
+        if allowed and affordable; None if none do."""
+        step = iteration_delay(level)
+        first_key_s = self.clock() + PUBLISH_MARGIN_S + self.settings.key_latency_s - t_state
+        interval = self.settings.key_interval_s
+        if start.orientation == target.orientation and start.x == target.x:
+            verdict = check_keys(board, self.rules, start, (DROP,), target, KeyTiming(first_key_s, interval, step))
+            return self._plan(target, verdict, final=True) if verdict.ok else None
+        if confirm_again and self.settings.closed_loop:
+            timing = KeyTiming(first_key_s, interval, step, drop_delay_s=self.settings.confirm_delay_s)
+            verdict = plan_keys(board, self.rules, start, target, timing)
+            if verdict.ok:
+                return self._plan(target, verdict, final=False)
+        verdict = plan_keys(board, self.rules, start, target, KeyTiming(first_key_s, interval, step))
+        return self._plan(target, verdict, final=True) if verdict.ok else None
+
+    def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool) -> KeyPlan:
+        keys = verdict.keys if final else verdict.keys[:-1]
+        return KeyPlan(target, keys, final, verdict.land_s - self.settings.key_latency_s, verdict)
+
+    def _candidates(self, board: Board, chosen: Placement) -> list[Placement]:
+        """The player's choice, then the other placements by the player's one-piece rating."""
+        rules = self.rules
+        out = np.zeros((kernel.MAX_CANDIDATES, 3), dtype=np.int64)
+        ratings = np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64)
+        n, _, _ = kernel.rate_candidates(
+            board.cells, kind_of(chosen.piece), rules.name == "standard", rules.clearable_rows, self.player.weights,
+            self.player.use_priority, out, ratings, np.zeros((rules.height, rules.width), dtype=np.uint8),
+            np.zeros(rules.width, dtype=np.int64), np.zeros(rules.width, dtype=np.int64), np.zeros(kernel.N_FEATURES),
+        )
+        order = np.argsort(-ratings[: max(n, 0)], kind="stable")
+        others = [placement_from_row(chosen.piece, out[i], rules) for i in order if ratings[i] > kernel.NEG_INF]
+        return [chosen] + [p for p in others if (p.rotations, p.x) != (chosen.rotations, chosen.x)][:MAX_ALTERNATIVES]
+
+    def settle(self, board: Board, placement: Placement) -> tuple[Board, int]:
+        """The board after ``placement`` lands and its rows clear, and how many rows cleared."""
+        after = board.copy()
+        heights = np.zeros(board.width, dtype=np.int64)
+        lines, _ = kernel.settle(
+            after.cells, kind_of(placement.piece), placement.rotations, placement.x - 1, placement.y - 1, self.rules.clearable_rows, heights
+        )
+        return after, int(lines)

@@ -1,0 +1,235 @@
+"""The ai service as a real process on a real bus proxy, playing a game it only knows from messages.
+
+The test is the rest of the rig: games/tetris/engine.py's Game runs in real time at the configured
+level (gravity every fall step), a camera publishes obs.frame every 1/30 s and obs.event on spawns
+and landings, and a relay presses each plan's keys into the Game at the configured cadence and
+reports relay.key / relay.done.  Every piece must land exactly where the ai's predict.board said,
+including one whose key press the relay loses (the closed loop must see it and correct it) and after
+a wd.resync that changes the board under the ai.  Not tested here: the camera's own latency and
+recognition (the frames are exact), and the real relay (tests/integration/test_relay_service.py).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+import zmq
+
+from gamerig.daemon.bus import Endpoints, Message, Publisher, Subscriber
+from gamerig.daemon.bus_proxy import BusProxy
+from gamerig.daemon.player_config import config_dir
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import Game
+from gamerig.games.tetris.rules import Rules, iteration_delay
+from gamerig.games.tetris.sequence import RandomPieces
+
+LEVEL = 4
+HOLD_MS = GAP_MS = 30
+FRAME_S = 1 / 30
+START_TIMEOUT_S = 15.0  # a cold process imports numba and loads the player's compiled kernels
+
+
+@pytest.fixture(scope="module")
+def bus() -> Iterator[tuple[zmq.Context, Endpoints, Path]]:
+    root = Path(tempfile.mkdtemp(prefix="grai"))
+    context = zmq.Context()
+    endpoints = Endpoints.default(root)
+    proxy = BusProxy(context, endpoints)
+    stop = threading.Event()
+    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
+    thread.start()
+    yield context, endpoints, root
+    stop.set()
+    thread.join(2)
+    proxy.close()
+    context.term()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+class World:
+    """The target machine, the camera and the relay, as the ai sees them through the bus."""
+
+    def __init__(self, context: zmq.Context, endpoints: Endpoints, config: Path, seed: int) -> None:
+        self.rules = Rules()
+        self.game = Game(self.rules, RandomPieces(seed), preview=True, initial_level=LEVEL)
+        self.camera = Publisher(context, endpoints, "camera")
+        self.relay = Publisher(context, endpoints, "relay")
+        self.control = Publisher(context, endpoints, "watchdog")
+        self.inbox = Subscriber(context, endpoints, ["plan.keys", "predict.board", "ai.state", "hb.ai"])
+        for publisher in (self.camera, self.relay, self.control):
+            assert publisher.wait_connected(2.0)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gamerig.services.ai", "--endpoints", endpoints.to_json(), "--config", str(config)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        self.seq = 0
+        self.step = iteration_delay(LEVEL)
+        self.next_fall = float("inf")
+        self.next_frame = 0.0
+        self.keys: list[tuple[float, str, str, bool]] = []  # (due, plan_id, key, lost)
+        self.predictions: dict[str, list[str]] = {}
+        self.plans: list[dict] = []
+        self.landings: list[tuple[str | None, list[str]]] = []  # (the root planned last, the board after)
+        self.lose_next_key_of: str | None = None
+        self.lost: list[str] = []
+
+    # ---- the ai's side ---------------------------------------------------------------------
+
+    def wait_heartbeat(self, state: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            message = self.inbox.receive(0.1)
+            if message is not None and message.topic == "hb.ai" and message.body["state"] == state:
+                return
+            assert self.process.poll() is None, self.process.stderr.read() if self.process.stderr else ""
+        raise AssertionError(f"the ai never reported {state}")
+
+    def take(self, message: Message) -> None:
+        if message.topic == "predict.board":
+            self.predictions[message.body["plan_id"]] = message.body["board"]
+        elif message.topic == "plan.keys":
+            self.plans.append(message.body)
+            start = time.monotonic()
+            lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
+            for i, key in enumerate(message.body["keys"]):
+                self.keys.append((start + i * (HOLD_MS + GAP_MS) / 1000, message.body["plan_id"], key, lose and i == 1))
+            if lose:
+                self.lose_next_key_of = None
+
+    # ---- the machine's side ----------------------------------------------------------------
+
+    def frame(self, now: float) -> None:
+        piece = self.game.piece
+        falling = None
+        if piece is not None:
+            falling = {"piece": piece.kind, "orientation": piece.orientation, "x": piece.x, "y": piece.y,
+                       "cells": [[y, x] for x, y in piece.cells()]}
+        self.seq += 1
+        self.camera.publish("obs.frame", {
+            "frame_seq": self.seq, "t_capture": now, "status": "ok", "reason": "", "board": self.game.board.to_rows(),
+            "falling": falling, "next_piece": self.game.next_piece, "level": self.game.level, "calibration": "ok",
+        }, lifespan_s=0.25)
+        self.next_frame = now + FRAME_S
+
+    def event(self, kind: str, piece: str | None, now: float) -> None:
+        self.camera.publish("obs.event", {"kind": kind, "frame_seq": self.seq, "t_capture": now, "piece": piece,
+                                          "rows": [], "board": self.game.board.to_rows()})
+
+    def gravity(self, now: float) -> None:
+        for event in self.game.iterate():
+            if event.kind == "spawned":
+                self.frame(now)
+                self.event("spawn", event.piece, now)
+            elif event.kind == "landed":
+                self.landed(event.piece, now)
+        self.next_fall = now + self.step
+
+    def landed(self, piece: str, now: float) -> None:
+        root = max(self.predictions, key=lambda r: int(r.split("-")[1]), default=None) if self.predictions else None
+        self.landings.append((root, self.game.board.to_rows()))
+        self.keys.clear()  # keys still due would hit the next piece: the ai's deadlines must prevent this
+        self.frame(now)
+        self.event("landed", piece, now)
+
+    def press(self, now: float) -> None:
+        _, plan_id, key, lost = self.keys.pop(0)
+        if lost:
+            self.lost.append(plan_id)
+        else:
+            for event in self.game.press(key):  # type: ignore[arg-type]
+                if event.kind == "landed":
+                    self.landed(event.piece, now)
+                    self.next_fall = now + self.step  # the next piece spawns one iteration later
+        self.relay.publish("relay.key", {"plan_id": plan_id, "key": key, "down_t": now, "up_t": now + HOLD_MS / 1000})
+        if not any(p == plan_id for _, p, _, _ in self.keys):
+            self.relay.publish("relay.done", {"plan_id": plan_id, "ok": True, "reason": "", "pressed": 1, "t_done": now})
+
+    def run(self, pieces: int, timeout: float) -> None:
+        """Play until ``pieces`` more pieces have landed."""
+        target = len(self.landings) + pieces
+        deadline = time.monotonic() + timeout
+        if self.game.piece is None and self.next_fall == float("inf"):
+            self.next_fall = time.monotonic()
+        while len(self.landings) < target and not self.game.over:
+            now = time.monotonic()
+            assert now < deadline, f"only {len(self.landings)} of {target} pieces landed in time"
+            due = min(self.next_fall, self.next_frame, self.keys[0][0] if self.keys else float("inf"))
+            message = self.inbox.receive(max(0.0, min(due - now, 0.005)))
+            if message is not None:
+                self.take(message)
+                continue
+            now = time.monotonic()
+            if self.keys and self.keys[0][0] <= now:
+                self.press(now)
+            elif self.next_fall <= now:
+                self.gravity(now)
+            elif self.next_frame <= now:
+                self.frame(now)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for closable in (self.camera, self.relay, self.control, self.inbox):
+            closable.close()
+
+
+@pytest.fixture
+def world(bus: tuple[zmq.Context, Endpoints, Path]) -> Iterator[World]:
+    context, endpoints, root = bus
+    config = yaml.safe_load((config_dir() / "gamerig-sim.yaml").read_text())
+    config.update(initial_level=LEVEL, preview=True)
+    config["keys"].update(hold_ms=HOLD_MS, gap_ms=GAP_MS)
+    config["play"] = {"closed_loop": True, "level_from_screen": True}
+    config["camera"]["source"] = "http://127.0.0.1:8081/stream.mjpg"  # checked, never opened here
+    path = root / "ai.yaml"
+    path.write_text(yaml.safe_dump(config))
+    made = World(context, endpoints, path, seed=7)
+    try:
+        made.wait_heartbeat("ready")
+        yield made
+    finally:
+        made.close()
+
+
+def test_no_plans_until_play_then_every_piece_lands_where_predicted(world: World) -> None:
+    world.run(pieces=1, timeout=10.0)  # not playing yet: the piece just falls
+    assert world.plans == [] and world.predictions == {}
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=4, timeout=25.0)
+    world.lose_next_key_of = "any"  # the relay loses the 2nd key of the next plan with two or more
+    world.run(pieces=3, timeout=25.0)
+    played = world.landings[1:]
+    assert len(played) == 7 and all(root is not None for root, _ in played)
+    for root, board in played:
+        assert world.predictions[root] == board, f"plan {root} landed elsewhere"
+    assert world.lost, "no key was lost: the test did not exercise the correction"
+    corrections = [p for p in world.plans if "." in p["plan_id"] and p["keys"] != ["drop"]]
+    assert corrections, "the closed loop never corrected"
+    assert all(p["deadline_t"] > p["t_seen"] for p in world.plans)
+
+
+def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=2, timeout=20.0)
+    junk = Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20)
+    world.game.board = junk.copy()  # the real game's board differs from what the ai believes
+    world.control.publish("wd.resync", {"reason": "test", "board": junk.to_rows()})
+    world.run(pieces=3, timeout=25.0)
+    for root, board in world.landings[-3:]:
+        assert world.predictions[root] == board, f"plan {root} after the resync landed elsewhere"
