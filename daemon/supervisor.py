@@ -6,8 +6,11 @@ systemd's notify protocol, and on SIGTERM puts the relays in the safe state befo
   then watchdog, camera, ai, each as ``python -m gamerig.services.<name> --endpoints JSON --config
   PATH``, in a session of its own (a Ctrl-C in gamerigd's terminal reaches only gamerigd, which then
   stops them in order) and with PR_SET_PDEATHSIG, so a gamerigd killed with -9 takes them along.
-- A service that exits for any reason while the supervisor runs is restarted after a backoff that
-  starts at 0.5 s and doubles to 10 s; it is reset once the service has run for 30 s.
+- A service that exits while the supervisor runs is restarted after a backoff that starts at 0.5 s
+  and doubles to 10 s; it is reset once the service has run for 30 s. One that stays silent (no
+  first heartbeat within 120 s, or none for 10 s) gets SIGTERM, SIGKILL 3 s later, and is restarted.
+  Exit code 2 (a config or usage error) is not retried: the rig stops and gamerigd exits 2, so
+  neither gamerigd nor systemd restarts into the same error.
 - A service is *alive* while its process runs and its hb.<name> heartbeat (sent by that very pid)
   is younger than the heartbeat timeout. READY=1 is sent once all four have been alive; WATCHDOG=1
   only while all four are alive, so systemd restarts a rig whose services stay dead.
@@ -53,6 +56,9 @@ MODES = ("play", "pause", "stop")
 STATE_VIEWS = {"game": ("ai.state", "game.state"), "watchdog": ("wd.state",), "relay": ("relay.state",), "camera": ("cam.state",)}
 REPLY_TOPICS = {"snapshot": "cam.snapshot", "calibrate": "cam.calibrated"}
 SUBSCRIPTIONS = ("hb.", *(topic for topics in STATE_VIEWS.values() for topic in topics), *REPLY_TOPICS.values())
+#: A service's (and gamerigd's) exit code for a bad config or command line: restarting cannot fix it,
+#: so the supervisor stops the rig and exits with it (the unit's RestartPreventExitStatus).
+CONFIG_ERROR = 2
 MODE_REPEAT_S = 1.0
 LOOP_S = 0.05
 PR_SET_PDEATHSIG = 1
@@ -261,9 +267,11 @@ class Supervisor:
         self._ready_sent = False
         self._status_text = ""
         self._mode_sent_at = 0.0
+        self.exit_code = 0
 
     def run(self, stop: threading.Event) -> int:
-        """Supervise until ``stop`` is set, then shut down in order; returns the exit code (0)."""
+        """Supervise until ``stop`` is set (exit code 0) or a service exits with CONFIG_ERROR (exit
+        code CONFIG_ERROR), then shut down in order; returns the exit code."""
         with ExitStack() as stack:  # closed in reverse: services stopped first, the context last
             context = zmq.Context()
             stack.callback(context.term)
@@ -283,9 +291,9 @@ class Supervisor:
             stack.callback(self._shutdown, publisher, subscriber)
             publisher.wait_connected(2.0)
             self.log(f"bus up at {self.endpoints.subscribe}; starting {', '.join(s.name for s in self.services)}")
-            while not stop.is_set():
+            while not stop.is_set() and self.exit_code == 0:
                 self._step(publisher, subscriber, control)
-        return 0
+        return self.exit_code
 
     # ---- one turn of the loop ------------------------------------------------------------
 
@@ -294,6 +302,11 @@ class Supervisor:
         now = time.monotonic()
         for service in self.services:
             code = service.reap(now)
+            if code == CONFIG_ERROR:
+                self.log(f"{service.name} exited with code {code}, a config or usage error that restarting "
+                         "cannot fix: stopping the rig")
+                self.exit_code = CONFIG_ERROR
+                return
             if code is not None:
                 delay = service.next_start_at - now if service.next_start_at is not None else 0.0
                 self.log(f"{service.name} exited with code {code}; restart {service.restarts} in {delay:.1f} s")

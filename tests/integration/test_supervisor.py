@@ -45,7 +45,7 @@ class Rig:
     def status(self) -> dict[str, Any]:
         return self.client.request("status")
 
-    def wait_for(self, what: str, condition: Callable[[dict[str, Any]], bool], timeout_s: float = 10.0) -> dict[str, Any]:
+    def wait_for(self, what: str, condition: Callable[[dict[str, Any]], bool], timeout_s: float = 20.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
@@ -121,7 +121,7 @@ def test_a_crashing_service_is_restarted_with_doubling_backoff_and_status_counts
     # the hung watchdog (running, heartbeats stopped, SIGTERM ignored): SIGTERM, then SIGKILL, then restarted
     watchdog = [(t, event) for t, name, event, _ in rig.events() if name == "watchdog"]
     assert [event for _, event in watchdog] == ["started", "hang", "sigterm", "started"]
-    assert watchdog[2][0] - watchdog[1][0] >= 1.0  # hung_s (1.5) of silence, less the last heartbeat's period
+    assert watchdog[2][0] - watchdog[1][0] >= 2.0  # hung_s (2.5) of silence, less the last heartbeat's period
     assert status["services"]["watchdog"]["last_exit"] == -signal.SIGKILL
 
     # kill -9 of a healthy service: seen down, restarted with a new pid, counted
@@ -165,6 +165,20 @@ def test_sigterm_makes_the_relay_safe_first_then_stops_everything(rig_factory, t
     assert "relay active" in notes[ready]
     assert not any("WATCHDOG=1" in note for note in notes[:ready]), "petted before every service was alive"
     assert any("WATCHDOG=1" in note for note in notes[ready:])
+
+
+def test_a_service_config_error_stops_the_rig_instead_of_a_restart_loop(rig_factory) -> None:
+    rig = rig_factory({"camera": ["--crashes", "1", "--crash-code", "2", "--crash-after", "1.0"]})
+    status = rig.wait_for("all active", all_active)
+    assert rig.process.wait(timeout=10) == 2
+    others = [service["pid"] for name, service in status["services"].items() if name != "camera"]
+    assert not wait_gone(others)
+    events = rig.events()
+    assert [event for _, name, event, _ in events if name == "camera"] == ["started", "crash"]  # not restarted
+    safe = [t for t, name, event, _ in events if name == "relay" and event == "safe"]
+    assert safe and safe[-1] < min(t for t, _, event, _ in events if event == "sigterm")
+    stderr = rig.process.stderr.read() if rig.process.stderr else ""
+    assert "camera exited with code 2, a config or usage error" in stderr
 
 
 def test_no_service_outlives_a_killed_supervisor(rig_factory) -> None:

@@ -50,6 +50,7 @@ def test_the_unit_has_the_settings_the_rig_relies_on() -> None:
     for setting in (
         "Type=notify",
         "Restart=on-failure",
+        "RestartPreventExitStatus=2",  # a bad config: no restart loop
         "KillMode=mixed",  # SIGTERM to gamerigd alone, so it releases the relays before the services stop
         "DynamicUser=yes",
         "SupplementaryGroups=dialout video",

@@ -1,11 +1,11 @@
 """A stand-in service for the supervisor's tests: speaks the lifecycle heartbeat and nothing else.
 
     python supervisor_service.py NAME --endpoints JSON --log FILE [--crashes N] [--hangs N]
-                                 [--crash-after S] [--ignore-sigterm]
+                                 [--crash-after S] [--crash-code C] [--ignore-sigterm]
 
 Publishes hb.NAME every 0.25 s (lifespan 1.0) with the contract's body. The relay stand-in also
 publishes relay.state: safe false on ctl.play, safe true on ctl.stop. Appends one line per event
-to --log ("<t_mono> <name> <event> <pid>"): started, safe, sigterm, crash, hang. With --crashes N it exits 1
+to --log ("<t_mono> <name> <event> <pid>"): started, safe, sigterm, crash, hang. With --crashes N it exits C (1)
 after --crash-after seconds on each of its first N starts (counted in FILE.<name>.starts); with
 --hangs N it stops heartbeating then instead, and hangs (SIGTERM is logged but cannot end it).
 """
@@ -42,6 +42,7 @@ def main() -> int:
     parser.add_argument("--log", required=True)
     parser.add_argument("--crashes", type=int, default=0)
     parser.add_argument("--hangs", type=int, default=0)
+    parser.add_argument("--crash-code", type=int, default=1)
     parser.add_argument("--crash-after", type=float, default=0.5)
     parser.add_argument("--ignore-sigterm", action="store_true")
     args = parser.parse_args()
@@ -74,7 +75,7 @@ def main() -> int:
             if crash_at is not None and now >= crash_at:
                 log(args.log, args.name, "crash")
                 print(f"{args.name} stand-in: crashing on purpose (start {starts})", file=sys.stderr)
-                return 1
+                return args.crash_code
             if now >= next_beat:
                 body = {"state": "active", "pid": os.getpid(), "uptime_s": now - started, "message": "stand-in",
                         "stats": {"starts": starts}}
@@ -83,9 +84,9 @@ def main() -> int:
             message = subscriber.receive(0.05)
             if message is not None and args.name == "relay" and message.topic in ("ctl.play", "ctl.stop"):
                 safe = message.topic == "ctl.stop"
-                publisher.publish("relay.state", {"outputs": {}, "link": "connected", "safe": safe, "deadline_misses": 0})
-                if safe:
+                if safe:  # logged before it is published: the supervisor's SIGTERM may follow at once
                     log(args.log, args.name, "safe")
+                publisher.publish("relay.state", {"outputs": {}, "link": "connected", "safe": safe, "deadline_misses": 0})
         return 0
     finally:
         publisher.close()
