@@ -346,11 +346,9 @@ def ipc_is_live(path: str) -> bool:
     try:
         probe.connect(path)
     except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
-        return False
-    except PermissionError:
-        return True  # someone else's socket: never take it over
+        return False  # nothing there, or a file nobody listens on
     except OSError:
-        return False
+        return True  # someone else's socket (EACCES), a full backlog (EAGAIN, timeout): never take it over
     finally:
         probe.close()
     return True
@@ -370,8 +368,8 @@ def _connect(sock: zmq.Socket, endpoint: str) -> None:
 class Publisher:
     """Sends one source's messages to the proxy; numbers them per topic and re-sends state on (re)connect.
 
-    It is an XPUB socket connected to the proxy's XSUB, so it sees the proxy's subscription arrive:
-    ``wait_connected`` waits for it, and each subscription it sees (the first connection, a
+    It is an XPUB socket connected to the proxy's XSUB, so it sees the proxy's subscribe-all
+    arrive: ``wait_connected`` waits for it, and each one it sees (the first connection, a
     restarted proxy) makes it re-send the last message of every state topic it has published.
     Messages published before the proxy has subscribed are lost, as with any PUB socket.
     """
