@@ -3,6 +3,7 @@ keys and plain clients get nothing, a plain tcp bus is refused unless insecure, 
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -75,6 +76,16 @@ def test_the_keys_command_refuses_to_overwrite(keys: Path, capsys: pytest.Captur
     assert "exists" in capsys.readouterr().err
     assert sorted(p.name for p in (keys / "authorized_clients").iterdir()) == ["client.key"]
     assert (keys / "server.key_secret").stat().st_mode & 0o077 == 0
+
+
+def test_the_keys_command_writes_to_the_config_folder_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GAMERIG_CONFIG_DIR", str(tmp_path))
+    assert ctl.main(["keys", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["server_secret"] == str(tmp_path / "curve" / "server.key_secret")
+    assert BusSecurity.load(written["server_secret"]).allowed_clients_dir == tmp_path / "curve" / "authorized_clients"
 
 
 def test_an_allowed_client_gets_messages(keys: Path, context: zmq.Context) -> None:
