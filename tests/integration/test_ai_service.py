@@ -153,14 +153,17 @@ class World:
         if not any(p == plan_id for _, p, _, _ in self.keys):
             self.relay.publish("relay.done", {"plan_id": plan_id, "ok": True, "reason": "", "pressed": 1, "t_done": now})
 
-    def run(self, pieces: int, timeout: float) -> None:
-        """Play until ``pieces`` more pieces have landed."""
+    def run(self, pieces: int, timeout: float, only_for_s: float | None = None) -> None:
+        """Play until ``pieces`` more pieces have landed (or for ``only_for_s`` seconds)."""
         target = len(self.landings) + pieces
         deadline = time.monotonic() + timeout
+        end = time.monotonic() + only_for_s if only_for_s is not None else float("inf")
         if self.game.piece is None and self.next_fall == float("inf"):
             self.next_fall = time.monotonic()
         while len(self.landings) < target and not self.game.over:
             now = time.monotonic()
+            if now >= end:
+                return
             assert now < deadline, f"only {len(self.landings)} of {target} pieces landed in time"
             due = min(self.next_fall, self.next_frame, self.keys[0][0] if self.keys else float("inf"))
             message = self.inbox.receive(max(0.0, min(due - now, 0.005)))
@@ -206,15 +209,16 @@ def world(bus: tuple[zmq.Context, Endpoints, Path]) -> Iterator[World]:
 
 
 def test_no_plans_until_play_then_every_piece_lands_where_predicted(world: World) -> None:
-    world.run(pieces=1, timeout=10.0)  # not playing yet: the piece just falls
+    world.run(pieces=1, timeout=5.0, only_for_s=1.0)  # not playing yet: the first piece just falls
     assert world.plans == [] and world.predictions == {}
-    world.control.publish("ctl.play", {})
+    assert world.game.piece is not None and world.game.piece.y < world.rules.spawn_y
+    world.control.publish("ctl.play", {})  # the ai takes over the piece mid-fall, from the frames
     world.wait_heartbeat("active")
-    world.run(pieces=4, timeout=25.0)
+    world.run(pieces=3, timeout=25.0)
     world.lose_next_key_of = "any"  # the relay loses the 2nd key of the next plan with two or more
     world.run(pieces=3, timeout=25.0)
-    played = world.landings[1:]
-    assert len(played) == 7 and all(root is not None for root, _ in played)
+    played = world.landings
+    assert len(played) == 6 and all(root is not None for root, _ in played)
     for root, board in played:
         assert world.predictions[root] == board, f"plan {root} landed elsewhere"
     assert world.lost, "no key was lost: the test did not exercise the correction"
@@ -226,10 +230,10 @@ def test_no_plans_until_play_then_every_piece_lands_where_predicted(world: World
 def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
     world.control.publish("ctl.play", {})
     world.wait_heartbeat("active")
-    world.run(pieces=2, timeout=20.0)
+    world.run(pieces=1, timeout=20.0)
     junk = Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20)
     world.game.board = junk.copy()  # the real game's board differs from what the ai believes
     world.control.publish("wd.resync", {"reason": "test", "board": junk.to_rows()})
-    world.run(pieces=3, timeout=25.0)
-    for root, board in world.landings[-3:]:
+    world.run(pieces=2, timeout=25.0)
+    for root, board in world.landings[-2:]:
         assert world.predictions[root] == board, f"plan {root} after the resync landed elsewhere"
