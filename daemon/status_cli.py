@@ -102,7 +102,7 @@ def format_status(status: dict[str, Any]) -> str:
         )
         if service["stats"]:
             lines.append(f"{'':<9} {_pairs(service['stats'])}")
-    for view in ("game", "watchdog", "relay", "camera"):
+    for view in ("game", "watchdog", "relay", "camera", "bus"):
         body = status.get(view)
         lines.append(f"{view}: {_pairs(body) if body else 'nothing heard yet'}")
     return "\n".join(lines)

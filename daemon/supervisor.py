@@ -268,6 +268,7 @@ class Supervisor:
         self._status_text = ""
         self._mode_sent_at = 0.0
         self.exit_code = 0
+        self._bus_counters: Callable[[], dict[str, Any]] = dict
 
     def run(self, stop: threading.Event) -> int:
         """Supervise until ``stop`` is set (exit code 0) or a service exits with CONFIG_ERROR (exit
@@ -288,6 +289,7 @@ class Supervisor:
             stack.callback(subscriber.close)
             control = ControlServer(context, self.endpoints, self.security)
             stack.callback(control.close)
+            self._bus_counters = lambda: {"proxy": proxy.counters, "gamerigd": subscriber.counters}
             stack.callback(self._shutdown, publisher, subscriber)
             publisher.wait_connected(2.0)
             self.log(f"bus up at {self.endpoints.subscribe}; starting {', '.join(s.name for s in self.services)}")
@@ -405,6 +407,7 @@ class Supervisor:
             },
             "services": {service.name: service.view(now, timeout) for service in self.services},
             **views,
+            "bus": self._bus_counters(),  # the proxy's counters; what gamerigd received, dropped and missed
         }
 
     # ---- shutdown --------------------------------------------------------------------------

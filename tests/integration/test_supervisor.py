@@ -213,6 +213,7 @@ def test_gamerigctl_status_and_modes_against_the_daemon(rig_factory, tmp_path: P
     assert re.search(r"^relay +active +\d+ +[\d.]+ s +0  stand-in$", table.out, re.MULTILINE), table.out
     assert "relay: link=connected, safe=False" in table.out
     assert "game: nothing heard yet" in table.out
+    assert re.search(r"^bus: proxy\.forwarded=\d+, .*gamerigd\.malformed=0", table.out, re.MULTILINE)
 
     assert gamerigctl(["pause", "--config", config]) == 0
     assert capsys.readouterr().out.strip() == "gamerigd: mode pause"
