@@ -15,9 +15,13 @@ Safe state: ``wd.halt`` (or a ``wd.state`` saying halted, which a late subscribe
 until ``wd.resume`` / ``ctl.play`` lift what set them (both must be lifted).  A lost serial port
 is reported (``link: lost``) and nothing is pressed while it is gone (the driver refuses, the plan
 ends).  SIGTERM/SIGINT: KeyOutput's handler releases in the signal handler itself, then the
-service stops and closes the output (released again).  SIGKILL: nothing in the process can run;
-the relay stays as it was until the supervisor restarts this service, whose start releases it
-(measured in tests/integration/test_relay_service.py).
+service stops and closes the output (released again).  SIGKILL: nothing in the process can run
+(the max-hold guard is a thread of the dead process; an ADR2200 has no timeout of its own): the
+relay stays closed until the supervisor restarts this service, whose start releases it.  main()
+therefore opens the key output before it even imports the bus.  Measured by the SIGKILL test
+(tests/integration/test_relay_service.py, load average 2.2 on the shared 2-core machine, 4 runs):
+0.27-0.53 s from the new process's start to the relay opening at the board; the supervisor's
+restart delay comes on top.
 
 It asks for SCHED_FIFO priority 10 (steadier press timing, see hardware/keys/key_output.py) and
 carries on without it if refused.  Config read: ``keys`` (all of it: hold_ms and gap_ms are the
@@ -27,6 +31,8 @@ ADR2200 driver against the simulator's VirtualRelayBoard over a real pty, on a r
 
 from __future__ import annotations
 
+import argparse
+import functools
 import logging
 import os
 import queue
@@ -35,16 +41,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import zmq
-
-from gamerig.daemon.bus import Message
 from gamerig.daemon.config_errors import ConfigError, load_yaml
 from gamerig.hardware.keys import KeyOutput, KeyOutputConfig, KeyOutputError, LinkState, load_key_output_config, open_key_output
 
-from .lifecycle import Service, service_main
-from .relay_runner import KeyPressed, Plan, PlanDone, PlanRunner
+from .relay_runner import Plan, PlanDone, PlanRunner
+
+if TYPE_CHECKING:  # the bus is imported only after the release at start (see main)
+    from gamerig.daemon.bus import Message
+
+    from .lifecycle import Service
 
 log = logging.getLogger("gamerig.services.relay")
 
@@ -105,6 +112,8 @@ class RelayService:
         self._expired_seen = 0
 
     def run(self) -> None:
+        import zmq
+
         service = self.service
         plans = service.subscriber(["plan.keys"])
         control = service.subscriber(["wd.", "ctl."])
@@ -255,25 +264,50 @@ def _open_output(service: Service, settings: RelaySettings, config_path: Path, o
     return None
 
 
-def run(service: Service, config_path: Path) -> None:
-    """The relay service (see the module docstring)."""
+class LinkEvents(queue.Queue):
+    """Link state changes, queued for the service loop (the callback runs in the serial watcher
+    thread with the link's lock held, so it must do nothing else)."""
+
+    def on_link_state(self, state: LinkState, detail: str) -> None:
+        self.put(("link", "connected" if state is LinkState.CONNECTED else "lost"))
+
+
+def run(service: Service, config_path: Path, early: tuple[KeyOutput, LinkEvents] | None = None) -> None:
+    """The relay service (see the module docstring); ``early``: the output main() already opened."""
     settings = RelaySettings.from_file(config_path)
-    events: queue.Queue = queue.Queue()
-
-    def on_link_state(state: LinkState, detail: str) -> None:
-        """From the serial watcher thread, with the link's lock held: only queue it."""
-        events.put(("link", "connected" if state is LinkState.CONNECTED else "lost"))
-
-    output = _open_output(service, settings, config_path, on_link_state)
+    output, events = early if early is not None else (None, LinkEvents())
     if output is None:
-        return
+        output = _open_output(service, settings, config_path, events.on_link_state)
+        if output is None:
+            return
     with output:
         RelayService(service, output, settings, events, try_realtime()).run()
 
 
+def release_first(argv: Sequence[str] | None) -> tuple[KeyOutput, LinkEvents] | None:
+    """Open the configured key output (which releases every output) before anything else is set
+    up: after a crash or a kill of the previous relay process, this is what opens the relays it
+    left closed.  None if it cannot (the service reports why and retries)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--config", type=Path)
+    known, _ = parser.parse_known_args(argv)
+    if known.config is None:
+        return None
+    events = LinkEvents()
+    try:
+        settings = RelaySettings.from_file(known.config)
+        return open_key_output(settings.keys, known.config, on_link_state=events.on_link_state), events
+    except (ConfigError, KeyOutputError, OSError) as exc:
+        log.warning("release at start deferred: %s", exc)
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: ``python -m gamerig.services.relay --endpoints JSON --config PATH``."""
-    return service_main("relay", run, argv)
+    early = release_first(argv)
+    from .lifecycle import service_main  # only now: the bus's imports come after the release
+
+    return service_main("relay", functools.partial(run, early=early), argv)
 
 
 if __name__ == "__main__":
