@@ -136,6 +136,7 @@ class AiService:
     def run(self) -> None:
         service = self.service
         inbox = service.subscriber(SUBSCRIPTIONS)
+        self.planner.warm_up()
         service.publisher.wait_connected(1.0)
         service.set_state("ready", "waiting for ctl.play")
         while not service.stopping:

@@ -101,6 +101,12 @@ class Planner:
                 return None  # deferred: planned again one row lower
         return None
 
+    def warm_up(self) -> None:
+        """Plan one piece on an empty board: loads the compiled kernels (most of a second the first
+        time), so the first real piece is not late."""
+        rules = self.rules
+        self.decide(Board(rules.width, rules.height), FallingPiece("T", 1, rules.spawn_x, rules.spawn_y - 1), "I", 1, self.clock())
+
     def keys_to(
         self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool
     ) -> KeyPlan | None:
