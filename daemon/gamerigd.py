@@ -67,7 +67,7 @@ def build_supervisor(config: RigConfig, mode: str) -> Supervisor:
     if any(endpoint.startswith("ipc://") for endpoint in (endpoints.publish, endpoints.subscribe, endpoints.control)):
         ensure_runtime_dir(config.bus.resolved_runtime_dir())
     return Supervisor(
-        {name: service_command(name, endpoints, config.path) for name in SERVICE_NAMES},
+        {name: service_command(name, endpoints, config.path.absolute()) for name in SERVICE_NAMES},
         endpoints,
         security=config.bus.security(),
         timeouts=Timeouts(heartbeat_s=config.watchdog.heartbeat_timeout_s),

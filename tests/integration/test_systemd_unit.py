@@ -62,6 +62,8 @@ def test_the_unit_has_the_settings_the_rig_relies_on() -> None:
         "RuntimeDirectory=gamerig",
         "RuntimeDirectoryMode=0700",
         "StateDirectory=gamerig",
+        "CacheDirectory=gamerig",
+        "Environment=NUMBA_CACHE_DIR=/var/cache/gamerig",  # numba cannot cache beside read-only code
     ):
         assert setting in settings, setting
     assert any(line.startswith("WatchdogSec=") for line in settings)
