@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check_config is not None:
             print(f"{args.check_config}: ok: {describe(load_rig_config(args.check_config))}")
             return 0
-        supervisor = build_supervisor(load_rig_config(args.config), "pause" if args.paused else "play")
+        config = load_rig_config(args.config)
+        supervisor = build_supervisor(config, "pause" if args.paused else "play")
+        print(f"gamerigd: {config.path}: {describe(config)}", file=sys.stderr, flush=True)
         return run_until_signalled(supervisor)
     except (ConfigError, InsecureBus, EndpointInUse, RuntimeError) as exc:  # RuntimeError: the runtime dir
         print(f"gamerigd: error: {exc}", file=sys.stderr)
