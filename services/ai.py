@@ -6,7 +6,8 @@ A new piece is seen on ``obs.event`` spawn, or on the first ``obs.frame`` showin
 that is not the one in play (a frame that came first, or an ai started mid-piece); whichever comes
 first plans it, the other is recognised as the same piece (same letter, same or earlier frame).
 With the preview configured, a spawn event waits up to SPAWN_PREVIEW_WAIT_S for its own frame,
-which carries the new next piece.  Planning (services/ai_planner.py) starts from where the piece
+which carries the new next piece and where the piece is (the camera sends a frame's events just
+before the frame).  Planning (services/ai_planner.py) starts from where the piece
 was observed, at that frame's capture time minus the view latency, and simulates the keys against
 gravity at the level (the screen's level when shown and ``play.level_from_screen``, else the
 initial level raised by the lines); ``plan.keys`` carries ``deadline_t`` (the latest time a key may
@@ -227,7 +228,11 @@ class AiService:
             self.next_piece = (body["next_piece"], seq)
         if self.pending is not None and seq >= int(self.pending.body["frame_seq"]):
             pending, self.pending = self.pending, None
-            self._spawned(pending.body)
+            shown = body.get("falling")
+            if shown is None or shown.get("piece") != pending.body["piece"]:
+                self._spawned(pending.body)
+            # else: planned below from where this frame shows the piece (the camera identifies a
+            # new piece once it shows whole, which may be a row below the spawn)
         if self.following and body.get("status") == "ok" and isinstance(body.get("board"), list):
             self.model.adopt(body["board"])
         falling = body.get("falling")

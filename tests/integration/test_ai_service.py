@@ -120,15 +120,15 @@ class World:
         }, lifespan_s=0.25)
         self.next_frame = now + FRAME_S
 
-    def event(self, kind: str, piece: str | None, now: float) -> None:
-        self.camera.publish("obs.event", {"kind": kind, "frame_seq": self.seq, "t_capture": now, "piece": piece,
+    def event(self, kind: str, piece: str | None, now: float, seq: int | None = None) -> None:
+        self.camera.publish("obs.event", {"kind": kind, "frame_seq": self.seq if seq is None else seq, "t_capture": now, "piece": piece,
                                           "rows": [], "board": self.game.board.to_rows()})
 
     def gravity(self, now: float) -> None:
         for event in self.game.iterate():
-            if event.kind == "spawned":
+            if event.kind == "spawned":  # the camera service sends a frame's events first, then the frame
+                self.event("spawn", event.piece, now, self.seq + 1)
                 self.frame(now)
-                self.event("spawn", event.piece, now)
             elif event.kind == "landed":
                 self.landed(event.piece, now)
         self.next_fall = now + self.step
