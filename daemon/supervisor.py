@@ -2,8 +2,8 @@
 restarts a crashed one with backoff, tracks each one's lifecycle state, answers gamerigctl, speaks
 systemd's notify protocol, and on SIGTERM puts the relays in the safe state before stopping anything.
 
-- Services are started relay first (the hands are in their safe state before anything can plan),
-  then watchdog, camera, ai, each as ``python -m gamerig.services.<name> --endpoints JSON --config
+- Services are started in the order relay, watchdog, camera, ai (all in the same turn of the
+  loop: the relay releases everything when it starts, and executes only fresh plans), each as ``python -m gamerig.services.<name> --endpoints JSON --config
   PATH``, in a session of its own (a Ctrl-C in gamerigd's terminal reaches only gamerigd, which then
   stops them in order) and with PR_SET_PDEATHSIG, so a gamerigd killed with -9 takes them along.
 - A service that exits while the supervisor runs is restarted after a backoff that starts at 0.5 s
@@ -49,13 +49,17 @@ from .bus_proxy import BusProxy
 from .bus_security import BusSecurity
 from .sd_notify import Notifier
 
-#: Start order: the relay first, so the outputs are safe before anything can plan.
+#: Start order (and the order of status): the hands first, then the checks, the eyes, the brain.
 SERVICE_NAMES = ("relay", "watchdog", "camera", "ai")
 MODES = ("play", "pause", "stop")
 #: Bus topics the supervisor keeps the latest body of, for status.
 STATE_VIEWS = {"game": ("ai.state", "game.state"), "watchdog": ("wd.state",), "relay": ("relay.state",), "camera": ("cam.state",)}
 REPLY_TOPICS = {"snapshot": "cam.snapshot", "calibrate": "cam.calibrated"}
-SUBSCRIPTIONS = ("hb.", *(topic for topics in STATE_VIEWS.values() for topic in topics), *REPLY_TOPICS.values())
+#: What a snapshot adds to the camera's answer: what the rig believes (reply key -> topic).
+SNAPSHOT_BELIEFS = {"predict": "predict.board", "ai": "ai.state", "watchdog": "wd.state"}
+SUBSCRIPTIONS = (
+    "hb.", *(topic for topics in STATE_VIEWS.values() for topic in topics), *REPLY_TOPICS.values(), "predict.board"
+)
 #: A service's (and gamerigd's) exit code for a bad config or command line: restarting cannot fix it,
 #: so the supervisor stops the rig and exits with it (the unit's RestartPreventExitStatus).
 CONFIG_ERROR = 2
@@ -344,7 +348,8 @@ class Supervisor:
         if message.topic in REPLY_TOPICS.values():
             pending = self._pending
             if control is not None and pending is not None and message.body.get("request_id") == pending.request_id:
-                control.reply({"ok": True, **message.body})
+                beliefs = {key: self._shared.views.get(topic) for key, topic in SNAPSHOT_BELIEFS.items()}
+                control.reply({"ok": True, **message.body, **(beliefs if pending.kind == "snapshot" else {})})
                 self._pending = None
             return
         self._shared.views[message.topic] = message.body
@@ -381,6 +386,8 @@ class Supervisor:
             body: dict[str, Any] = {"request_id": request_id}
             if cmd == "calibrate":
                 body.update(out=request.get("out"), png=request.get("png"))
+                # the camera's optional fields (services/camera_calibrate.py): corners to refine, frames, every_s
+                body.update({key: request[key] for key in ("corners", "frames", "every_s") if key in request})
             publisher.publish(f"ctl.{cmd}", body)
             wait = self.timeouts.snapshot_s if cmd == "snapshot" else self.timeouts.calibrate_s
             self._pending = _Pending(cmd, request_id, time.monotonic() + wait)
