@@ -26,7 +26,7 @@ def main() -> int:
         name: [sys.executable, str(STAND_IN), name, "--endpoints", endpoints.to_json(), "--log", log, *extra.get(name, [])]
         for name in SERVICE_NAMES
     }
-    timeouts = Timeouts(heartbeat_s=1.0, relay_safe_s=2.0, stop_s=1.5, hung_s=2.5)
+    timeouts = Timeouts(heartbeat_s=1.0, relay_safe_s=2.0, stop_s=1.0, hung_s=2.0)
     return run_until_signalled(Supervisor(commands, endpoints, timeouts=timeouts, notifier=Notifier()))
 
 

@@ -4,7 +4,8 @@
                                  [--crash-after S] [--crash-code C] [--ignore-sigterm]
 
 Publishes hb.NAME every 0.25 s (lifespan 1.0) with the contract's body. The relay stand-in also
-publishes relay.state: safe false on ctl.play, safe true on ctl.stop. Appends one line per event
+publishes relay.state: safe false on ctl.play, safe true on ctl.stop; the camera stand-in answers
+ctl.snapshot and ctl.calibrate. Appends one line per event
 to --log ("<t_mono> <name> <event> <pid>"): started, safe, sigterm, crash, hang. With --crashes N it exits C (1)
 after --crash-after seconds on each of its first N starts (counted in FILE.<name>.starts); with
 --hangs N it stops heartbeating then instead, and hangs (SIGTERM is logged but cannot end it).
@@ -33,6 +34,16 @@ def count_start(path: str) -> int:
         file.write("x")
     with open(path) as file:
         return len(file.read())
+
+
+def answer_camera_request(publisher: Publisher, topic: str, body: dict) -> None:
+    """The camera stand-in answers snapshot and calibrate requests, echoing what it was asked."""
+    if topic == "ctl.snapshot":
+        publisher.publish("cam.snapshot", {"request_id": body["request_id"], "jpeg_b64": "", "width": 0, "height": 0,
+                                           "board": None, "falling": None})
+    elif topic == "ctl.calibrate":
+        publisher.publish("cam.calibrated", {"request_id": body["request_id"], "ok": True,
+                                             "message": f"out={body['out']} png={body['png']}", "corners": None})
 
 
 def main() -> int:
@@ -82,6 +93,8 @@ def main() -> int:
                 publisher.publish(f"hb.{args.name}", body, lifespan_s=1.0)
                 next_beat = now + 0.25
             message = subscriber.receive(0.05)
+            if message is not None and args.name == "camera":
+                answer_camera_request(publisher, message.topic, message.body)
             if message is not None and args.name == "relay" and message.topic in ("ctl.play", "ctl.stop"):
                 safe = message.topic == "ctl.stop"
                 if safe:  # logged before it is published: the supervisor's SIGTERM may follow at once
