@@ -51,7 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.check_config is not None:
-            print(f"{args.check_config}: ok: {describe(load_rig_config(args.check_config))}")
+            config = load_rig_config(args.check_config)
+            config.bus.security()  # the CURVE key files, if configured, must load too
+            print(f"{args.check_config}: ok: {describe(config)}")
             return 0
         config = load_rig_config(args.config)
         supervisor = build_supervisor(config, "pause" if args.paused else "play")

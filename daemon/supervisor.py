@@ -21,9 +21,12 @@ systemd's notify protocol, and on SIGTERM puts the relays in the safe state befo
   still running after the stop timeout.
 
 Tested by tests/integration/test_supervisor.py with real processes (stand-in services under
-tests/support/ that speak the heartbeat): restart with backoff, restarts and states in status,
-the SIGTERM order (relay safe before any service is signalled) and no process left behind. The
-real services are exercised by the rig's end-to-end tests, not here.
+tests/support/ that speak the heartbeat): restart with doubling backoff, a hung service stopped
+and restarted, restarts and states in status, snapshot/calibrate round trips, READY/WATCHDOG/
+STOPPING to a fake manager socket, the SIGTERM order (relay safe before any service is signalled,
+a straggler killed), exit 2 on a service's config error, and no process left behind, also when
+gamerigd itself is killed. Not tested here: the real services (the rig's end-to-end tests run
+them) and the backoff's reset after 30 s up.
 """
 
 from __future__ import annotations
