@@ -245,6 +245,7 @@ def run(service: Service, config_path: Path) -> None:
     """The service loop (see the module docstring)."""
     config = load_rig_config(config_path).camera
     requests = service.subscriber(["ctl.snapshot", "ctl.calibrate"])
+    requests.wait_connected(1.0)
     with open_source(config.source) as source:
         camera = Camera(service, config, source)
         service.set_state("ready", "waiting for the first frame")

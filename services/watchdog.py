@@ -4,8 +4,9 @@
 
 It hears ``hb.*``, ``obs.*``, ``plan.keys``, ``predict.board``, ``relay.*`` and ``ai.state``, feeds
 them with their arrival time to ``watchdog_core.Watchdog`` (every rule is there, pure) and
-publishes what it answers: ``wd.halt``, ``wd.resync``, ``wd.resume`` and ``wd.state``.  It checks
-the health every ``POLL_S`` even when nothing arrives, so a camera that goes silent halts play as
+publishes what it answers: ``wd.halt``, ``wd.resync``, ``wd.resume`` and ``wd.state``.  It takes
+every message waiting before it checks the health (after a stall of its own it must not judge the
+camera by the oldest frame in its queue), and checks every ``POLL_S`` even when nothing arrives, so a camera that goes silent halts play as
 surely as one that freezes.  Messages the bus drops as malformed are added to the ``malformed``
 counter; the heartbeat's stats carry the counters and whether play is halted.
 
@@ -35,14 +36,19 @@ def run(service: Service, config_path: Path) -> None:
     config = load_rig_config(config_path)
     inbox = service.subscriber(SUBSCRIPTIONS)
     service.publisher.wait_connected(1.0)
+    inbox.wait_connected(1.0)
     dog = Watchdog(config.watchdog, time.monotonic())
     _publish(service, dog.start(time.monotonic()))
     service.set_state("active", dog.reason)
     dropped = 0
     while not service.stopping:
+        out = []
         message = inbox.receive(POLL_S)
+        while message is not None:  # everything waiting first, then the health
+            out += dog.receive(message.topic, message.body, time.monotonic())
+            message = inbox.receive(0)
         now = time.monotonic()
-        out = dog.receive(message.topic, message.body, now) if message is not None else dog.tick(now)
+        out += dog.tick(now)
         malformed = inbox.counters["malformed"]
         dog.count_malformed(malformed - dropped)
         dropped = malformed

@@ -1,7 +1,8 @@
 """The watchdog's decisions: from the bus messages it hears to halt, resync and resume.
 
 Pure: ``Watchdog.receive(topic, body, now)`` and ``Watchdog.tick(now)`` return the messages to
-publish as (topic, body) pairs; the caller owns the sockets and the clock.  The rules:
+publish as (topic, body) pairs; the caller owns the sockets and the clock, and ticks after taking
+every message that is waiting.  The rules:
 
 * Play is halted (``wd.halt {reason}``) when a watched service is dead or in fault, when the
   camera's frames are stale (``watchdog_health``), when the camera reports its calibration
@@ -111,13 +112,16 @@ class Watchdog:
         return [("wd.halt", {"reason": self.reason}), self._state(now)]
 
     def receive(self, topic: str, body: dict[str, Any], now: float) -> list[Output]:
-        """Take one bus message that arrived at ``now``; a body that does not fit is counted and ignored."""
+        """Take one bus message that arrived at ``now``; a body that does not fit is counted and ignored.
+
+        The health is not checked here: call ``tick`` once the messages that arrived are all
+        taken, or a watchdog that was not scheduled for a while would judge the camera by the
+        oldest frame in its queue."""
         out: list[Output] = []
         try:
             self._take(topic, body, now, out)
         except BadBody:
             self.counters["malformed"] += 1
-        out += self.tick(now)
         return out
 
     def count_malformed(self, count: int) -> None:

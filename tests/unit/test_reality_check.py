@@ -102,7 +102,8 @@ class Rig:
         self.published: list[tuple[str, dict]] = list(self.dog.start(self.now))
 
     def send(self, topic: str, body: dict) -> list[tuple[str, dict]]:
-        out = self.dog.receive(topic, body, self.now)
+        """One message, and the health check after it."""
+        out = self.dog.receive(topic, body, self.now) + self.dog.tick(self.now)
         self.published += out
         return out
 
@@ -118,7 +119,6 @@ class Rig:
             "frame_seq": self.seq, "t_capture": self.seq * PERIOD, "status": "ok", "reason": "", "board": board,
             "falling": None, "next_piece": None, "level": None, "calibration": "ok",
         })
-        self.published += self.dog.tick(self.now)
 
     def run(self, seconds: float, **kwargs: object) -> None:
         for _ in range(round(seconds / PERIOD)):
@@ -172,6 +172,19 @@ def test_a_frozen_camera_halts_within_three_frame_periods_and_play_resumes() -> 
     assert 0.8 < state["max_halt_s"] < 1.0
 
 
+def test_a_watchdog_that_was_not_scheduled_judges_by_the_newest_frame_waiting() -> None:
+    rig = ready()
+    late = rig.now + 10 * PERIOD  # heartbeats and the frames of ten periods wait in the queue
+    for name in ("camera", "ai", "relay"):
+        assert rig.dog.receive(f"hb.{name}", {"state": "active"}, late) == []
+    for i in range(1, 11):
+        rig.seq += 1
+        rig.dog.receive("obs.frame", {"frame_seq": rig.seq, "t_capture": rig.now + i * PERIOD, "status": "ok",
+                                      "board": EMPTY, "calibration": "ok"}, late)
+    rig.dog.tick(late)
+    assert not rig.dog.halted
+
+
 def test_a_dead_service_halts_until_it_beats_again() -> None:
     rig = ready()
     for _ in range(90):  # 1.5 s with the ai silent
@@ -180,7 +193,6 @@ def test_a_dead_service_halts_until_it_beats_again() -> None:
         rig.send("hb.relay", {"state": "active"})
         rig.send("obs.frame", {"frame_seq": rig.seq + 1, "t_capture": rig.now, "status": "ok", "board": EMPTY, "calibration": "ok"})
         rig.seq += 1
-        rig.published += rig.dog.tick(rig.now)
     assert rig.dog.halted and "ai is not alive" in rig.dog.reason
     assert rig.dog.counters["dead_services"] == 1
     rig.run(0.7)
