@@ -25,8 +25,8 @@ tests/support/ that speak the heartbeat): restart with doubling backoff, a hung 
 and restarted, restarts and states in status, snapshot/calibrate round trips, READY/WATCHDOG/
 STOPPING to a fake manager socket, the SIGTERM order (relay safe before any service is signalled,
 a straggler killed), exit 2 on a service's config error, and no process left behind, also when
-gamerigd itself is killed. Not tested here: the real services (the rig's end-to-end tests run
-them) and the backoff's reset after 30 s up.
+gamerigd itself is killed; the backoff's cap and its reset after 30 s up with an explicit clock.
+Not tested here: the real services (the rig's end-to-end tests run them).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import zmq
 from gamerig.daemon.bus import ControlClient, DaemonNotRunning, Endpoints
 from gamerig.daemon.ctl import main as gamerigctl
 from gamerig.daemon.gamerigd import main as gamerigd
+from gamerig.daemon.supervisor import Backoff, ServiceProcess
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -232,3 +233,22 @@ def test_gamerigctl_status_and_modes_against_the_daemon(rig_factory, tmp_path: P
 
     unknown = rig.client.request("dance")
     assert unknown["ok"] is False and "unknown command 'dance'" in unknown["error"]
+
+
+def test_backoff_doubles_to_its_cap_and_resets_after_a_long_run() -> None:
+    """Real short-lived processes, the supervisor's clock given explicitly."""
+    service = ServiceProcess("relay", ["true"], Backoff(initial_s=0.5, max_s=2.0, reset_after_s=30.0))
+
+    def run_once(start: float, exit_seen: float) -> float:
+        assert service.start_if_due(start) is not None
+        assert service.process is not None
+        service.process.wait(timeout=10)
+        assert service.reap(exit_seen) == 0
+        assert service.next_start_at is not None
+        return service.next_start_at - exit_seen
+
+    delays = [run_once(t, t + 0.1) for t in (0.0, 10.0, 20.0, 30.0)]
+    assert delays == [0.5, 1.0, 2.0, 2.0]  # doubling, capped
+    assert service.start_if_due(31.0) is None  # not due yet
+    assert run_once(40.0, 71.0) == 0.5  # it ran 31 s: back to the first delay
+    assert service.restarts == 5
