@@ -20,6 +20,9 @@ Writes the YAML calibration (default ``calibration.yaml`` in the config folder),
 frame beside it (``<name>-frame.png``, the reference for ``recheck.CalibrationMonitor``; the
 summary says when its surroundings are too plain for that) and an annotated PNG
 (``<name>.png``).  Exit codes: 0 calibrated, 1 calibration failed, 2 bad usage or configuration.
+
+Without ``--source`` the running daemon's camera service calibrates on its live frames
+(daemon/calibrate_live.py; exit code 3 when no daemon runs).
 """
 
 from __future__ import annotations
@@ -48,12 +51,16 @@ from gamerig.games.tetris.recognition import GridCalibration, observe
 from gamerig.hardware.frames.source import FrameTimeout, SourceEnded
 from gamerig.hardware.frames.urls import open_source
 
-from . import calibration_store
+from . import calibrate_live, calibration_store
 from .calibration_store import CalibrationRecord
+from .rig_config import default_config_path
 
 PROG = "gamerigctl calibrate"
 USAGE_ERROR = 2
 FAILED = 1
+#: --frames and --every when grabbing from --source (the live camera has its own defaults).
+FRAMES = 10
+EVERY_S = 0.0
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
 #: Seconds to wait for each frame from the source.
 READ_TIMEOUT_S = 5.0
@@ -280,6 +287,10 @@ def format_summary(report: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate from parsed arguments; returns the exit code."""
+    if args.source is None:
+        return calibrate_live.run(args)
+    args.frames = FRAMES if args.frames is None else args.frames
+    args.every = EVERY_S if args.every is None else args.every
     if args.frames < 1 or args.cols < 4 or args.rows < 4 or not args.every >= 0:
         print(f"{PROG}: error: --frames must be >= 1, --every >= 0 and --cols, --rows >= 4", file=sys.stderr)
         return USAGE_ERROR
@@ -307,22 +318,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Find the Tetris well in frames from a source (show an empty board: start a new game),"
             " learn each cell's empty look and write the calibration YAML, the raw frame and an"
-            " annotated PNG to check. Exit 0 calibrated, 1 failed, 2 bad usage."
+            " annotated PNG to check. Without --source, the running daemon's camera does it on live frames."
+            " Exit 0 calibrated, 1 failed, 2 bad usage, 3 no daemon running."
         ),
     )
     parser.add_argument(
-        "--source", required=True,
-        help="frame source URL (v4l2:///dev/video0, file:///path.mp4, http://..., x11://:0) or the path of a video or image file",
+        "--source",
+        help="frame source URL (v4l2:///dev/video0, file:///path.mp4, http://..., x11://:0) or the path of a video or image file;"
+        " without it the running daemon's camera calibrates on its live frames",
     )
+    parser.add_argument("--config", default=default_config_path(), help="without --source: the rig config naming the daemon's bus (default: %(default)s)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--corners", type=parse_corners, help="the well's corners x1,y1,...,x4,y4 (TL TR BR BL) in frame pixels, to refine")
     where.add_argument("--rect", type=parse_rect, help="the well's cell area x,y,width,height in frame pixels, to refine")
     parser.add_argument("--cols", type=int, default=10, help="well width in cells (default 10)")
     parser.add_argument("--rows", type=int, default=20, help="well height in cells (default 20)")
-    parser.add_argument("--frames", type=int, default=10, help="frames to grab (default 10; an image file gives one)")
+    parser.add_argument("--frames", type=int, help=f"frames to grab (default {FRAMES}, live 12; an image file gives one)")
     parser.add_argument(
-        "--every", type=float, default=0.0, metavar="SECONDS",
-        help="seconds between grabbed frames (default 0); spread them over a few pieces so the preview box is found",
+        "--every", type=float, metavar="SECONDS",
+        help=f"seconds between grabbed frames (default {EVERY_S:g}, live 0.25); spread them over a few pieces so the preview box is found",
     )
     parser.add_argument("--out", help=f"calibration YAML to write (default {calibration_store.default_path()})")
     parser.add_argument("--png", help="annotated PNG to write (default: the YAML's path with .png)")

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
-from . import bench_ai, bench_keys, bench_vision, calibrate, demo, keys_cli, sim, status_cli, tune
+from . import bench_ai, bench_keys, bench_vision, calibrate, demo, keys_cli, sim, snapshot_cli, status_cli, tune
 from .player_config import available_players, load_player, players_dir
 
 #: Exit code for usage and configuration errors, as argparse uses.
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.register(subparsers)
     status_cli.register(subparsers)
     keys_cli.register(subparsers)
+    snapshot_cli.register(subparsers)
     return parser
 
 
