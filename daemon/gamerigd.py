@@ -3,7 +3,7 @@
 ``gamerigd [--config PATH] [--paused]`` loads and validates the rig config, creates the private
 runtime directory of the ipc:// bus, and runs daemon/supervisor.py: the bus proxy, the camera, ai,
 relay and watchdog services, gamerigctl's control socket and systemd's notify protocol, until
-SIGTERM or SIGINT (exit 0, relays released first). ``gamerigd --check-config [PATH]`` only
+SIGTERM, SIGINT or SIGHUP (exit 0, relays released first). ``gamerigd --check-config [PATH]`` only
 validates a config. A bad config, an insecure tcp:// bus or a bus another gamerigd holds exits 2
 with one line naming the problem, before anything starts.
 

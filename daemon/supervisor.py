@@ -3,9 +3,10 @@ restarts a crashed one with backoff, tracks each one's lifecycle state, answers 
 systemd's notify protocol, and on SIGTERM puts the relays in the safe state before stopping anything.
 
 - Services are started in the order relay, watchdog, camera, ai (all in the same turn of the
-  loop: the relay releases everything when it starts, and executes only fresh plans), each as ``python -m gamerig.services.<name> --endpoints JSON --config
-  PATH``, in a session of its own (a Ctrl-C in gamerigd's terminal reaches only gamerigd, which then
-  stops them in order) and with PR_SET_PDEATHSIG, so a gamerigd killed with -9 takes them along.
+  loop: the relay releases everything when it starts, and executes only fresh plans), each as
+  ``python -m gamerig.services.<name> --endpoints JSON --config PATH``, in a session of its own
+  (a Ctrl-C in gamerigd's terminal reaches only gamerigd, which then stops them in order) and
+  with PR_SET_PDEATHSIG, so a gamerigd killed with -9 takes them along.
 - A service that exits while the supervisor runs is restarted after a backoff that starts at 0.5 s
   and doubles to 10 s; it is reset once the service has run for 30 s. One that stays silent (no
   first heartbeat within 120 s, or none for 10 s) gets SIGTERM, SIGKILL 3 s later, and is restarted.
@@ -16,9 +17,9 @@ systemd's notify protocol, and on SIGTERM puts the relays in the safe state befo
   only while all four are alive, so systemd restarts a rig whose services stay dead.
 - The play mode (play / pause / stop) is a command, not cached bus state, so it is re-sent every
   MODE_REPEAT_S: a restarted service learns it within a second.
-- Shutdown (SIGTERM/SIGINT, or an error in the loop): STOPPING=1, ctl.stop, wait (bounded) for a
-  relay.state saying safe that was sent after it, then SIGTERM to every service, SIGKILL to any
-  still running after the stop timeout.
+- Shutdown (SIGTERM, SIGINT or SIGHUP, an error in the loop, or a service's config error):
+  STOPPING=1, ctl.stop, wait (bounded) for a relay.state saying safe that was sent after it, then
+  SIGTERM to every service, SIGKILL to any still running after the stop timeout.
 
 Tested by tests/integration/test_supervisor.py with real processes (stand-in services under
 tests/support/ that speak the heartbeat): restart with doubling backoff, a hung service stopped
@@ -56,7 +57,12 @@ from .sd_notify import Notifier
 SERVICE_NAMES = ("relay", "watchdog", "camera", "ai")
 MODES = ("play", "pause", "stop")
 #: Bus topics the supervisor keeps the latest body of, for status.
-STATE_VIEWS = {"game": ("ai.state", "game.state"), "watchdog": ("wd.state",), "relay": ("relay.state",), "camera": ("cam.state",)}
+STATE_VIEWS = {
+    "game": ("ai.state", "game.state"),
+    "watchdog": ("wd.state",),
+    "relay": ("relay.state",),
+    "camera": ("cam.state",),
+}
 REPLY_TOPICS = {"snapshot": "cam.snapshot", "calibrate": "cam.calibrated"}
 #: What a snapshot adds to the camera's answer: what the rig believes (reply key -> topic).
 SNAPSHOT_BELIEFS = {"predict": "predict.board", "ai": "ai.state", "watchdog": "wd.state"}
@@ -470,10 +476,15 @@ def _die_with_parent(parent: int) -> None:
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here, not in the child between fork and exec
 
 
+#: Signals that stop the rig in order: systemd's stop, Ctrl-C, and a closed terminal (whose default
+#: action would end gamerigd without releasing the relays first).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def run_until_signalled(supervisor: Supervisor) -> int:
-    """Run ``supervisor`` until SIGTERM or SIGINT (the handlers only set an event); returns its exit code."""
+    """Run ``supervisor`` until one of STOP_SIGNALS (the handlers only set an event); returns its exit code."""
     stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
     try:
         return supervisor.run(stop)
     finally:
