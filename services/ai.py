@@ -2,7 +2,8 @@
 
     python -m gamerig.services.ai --endpoints JSON --config PATH
 
-A new piece is seen on ``obs.event`` spawn, or on the first ``obs.frame`` showing a falling piece
+A new piece is seen on ``obs.event`` spawn, or on the first ``obs.frame`` (with status ok: only
+those count as evidence of where a piece is, here and in the closed loop) showing a falling piece
 that is not the one in play (a frame that came first, or an ai started mid-piece); whichever comes
 first plans it, the other is recognised as the same piece (same letter, same or earlier frame).
 With the preview configured, a spawn event waits up to SPAWN_PREVIEW_WAIT_S for its own frame,
@@ -228,7 +229,7 @@ class AiService:
             self.next_piece = (body["next_piece"], seq)
         if self.pending is not None and seq >= int(self.pending.body["frame_seq"]):
             pending, self.pending = self.pending, None
-            shown = body.get("falling")
+            shown = body.get("falling") if body.get("status") == "ok" else None
             if shown is None or shown.get("piece") != pending.body["piece"]:
                 self._spawned(pending.body)
             # else: planned below from where this frame shows the piece (the camera identifies a
@@ -236,8 +237,8 @@ class AiService:
         if self.following and body.get("status") == "ok" and isinstance(body.get("board"), list):
             self.model.adopt(body["board"])
         falling = body.get("falling")
-        if falling is None or not self.can_play:
-            return
+        if falling is None or body.get("status") != "ok" or not self.can_play:
+            return  # an unsure frame may carry the tracker's last piece, not what the screen shows now
         seen = _falling(falling)
         t_state = float(body["t_capture"]) - self.settings.view_latency_s
         active = self.active
