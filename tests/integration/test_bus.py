@@ -19,9 +19,11 @@ from gamerig.daemon.bus import (
     DaemonNotRunning,
     EndpointInUse,
     Endpoints,
+    MalformedMessage,
     Message,
     Publisher,
     Subscriber,
+    decode,
     encode,
 )
 from gamerig.daemon.bus_proxy import BusProxy
@@ -254,6 +256,32 @@ def test_a_burst_past_the_high_water_marks_drops_whole_messages_and_counts_them(
     assert counters["malformed"] == 0
     assert counters["gaps"].get("camera", 0) > 0, "the burst should have overflowed the queues"
     assert len(received) + counters["gaps"]["camera"] == burst + 1  # every loss is counted
+
+
+def test_conflate_would_cut_messages_so_the_bus_never_sets_it(
+    proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
+) -> None:
+    """The trap reproduced: a CONFLATE socket keeps only the last frame, the payload without its topic
+    (and a topic filter then drops everything, as the kept frame does not start with the topic)."""
+    sub = Subscriber(context, endpoints, ["obs."])
+    pub = Publisher(context, endpoints, "camera")
+    synced(pub, sub)
+    conflated = context.socket(zmq.SUB)
+    conflated.setsockopt(zmq.LINGER, 0)
+    conflated.setsockopt(zmq.CONFLATE, 1)
+    conflated.setsockopt(zmq.SUBSCRIBE, b"")
+    conflated.connect(endpoints.subscribe)
+    deadline = time.monotonic() + WAIT_S
+    while not conflated.poll(50) and time.monotonic() < deadline:  # its subscription has no handshake
+        pub.publish("obs.frame", {"i": 0})
+    time.sleep(0.2)  # let the last message land: the socket keeps its last frame only
+    frame = conflated.recv(zmq.NOBLOCK)
+    assert not conflated.getsockopt(zmq.RCVMORE) and not conflated.poll(100)
+    assert frame.startswith(b'{"v":1') and b'"body":{"i":0}' in frame  # the payload, its topic frame gone
+    with pytest.raises(MalformedMessage, match="expected 2 frames"):
+        decode([frame])
+    assert sub.socket.getsockopt(zmq.CONFLATE) == 0
+    assert receive_topic(sub, "obs.frame").body == {"i": 0}  # the bus's own subscriber gets whole messages
 
 
 def test_a_second_bind_on_a_live_ipc_path_is_refused(proxy: BusProxy, context: zmq.Context, endpoints: Endpoints) -> None:
