@@ -23,6 +23,7 @@ from gamerig.daemon.bus import (
     Message,
     Publisher,
     Subscriber,
+    bind,
     decode,
     encode,
 )
@@ -297,6 +298,16 @@ def test_a_second_bind_on_a_live_ipc_path_is_refused(proxy: BusProxy, context: z
         other.term()
     sub = Subscriber(context, endpoints, ["hb."])
     synced(Publisher(context, endpoints, "camera"), sub)  # the first proxy still owns the bus
+
+
+def test_zmq_alone_lets_a_second_bind_take_an_ipc_path(tmp_path: Path, context: zmq.Context) -> None:
+    """The trap reproduced: a plain bind replaces the live socket file; bus.bind refuses instead."""
+    endpoint = f"ipc://{tmp_path}/taken"
+    first, second, third = (context.socket(zmq.REP) for _ in range(3))
+    first.bind(endpoint)
+    second.bind(endpoint)  # no error: the first owner is now unreachable
+    with pytest.raises(EndpointInUse):
+        bind(third, endpoint)
 
 
 def test_a_second_bind_on_a_tcp_port_is_refused() -> None:
