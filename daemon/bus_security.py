@@ -103,7 +103,8 @@ def acquire_authenticator(context: zmq.Context, security: BusSecurity) -> None:
     """Start the ZAP handler on ``context`` (once per context; counted, see release_authenticator).
 
     Without it a CURVE server accepts every client key.  Every binding CURVE socket of this context
-    (proxy, control server) acquires it; the last release stops it, before context.term().
+    (proxy, control server) acquires it; the last release stops it, before context.term().  The
+    allowed keys are read when it starts: a key added later counts after gamerigd restarts.
     """
     if security.allowed_clients_dir is None:
         raise ValueError("binding a CURVE socket needs the allowed client keys folder")
