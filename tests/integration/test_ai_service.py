@@ -5,7 +5,8 @@ level (gravity every fall step), a camera publishes obs.frame every 1/30 s and o
 and landings, and a relay presses each plan's keys into the Game at the configured cadence and
 reports relay.key / relay.done.  Every piece must land exactly where the ai's predict.board said,
 including one whose key press the relay loses (the closed loop must see it and correct it) and after
-a wd.resync that changes the board under the ai.  Not tested here: the camera's own latency and
+a wd.resync that changes the board under the ai.  Every 4th frame is "unsure" and repeats the piece
+where it spawned, as the camera's tracker does: the ai must not steer by those.  Not tested here: the camera's own latency and
 recognition (the frames are exact), and the real relay (tests/integration/test_relay_service.py).
 """
 
@@ -72,6 +73,7 @@ class World:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.seq = 0
+        self.spawned: dict | None = None  # the falling piece as an unsure frame repeats it
         self.step = iteration_delay(LEVEL)
         self.next_fall = float("inf")
         self.next_frame = 0.0
@@ -114,8 +116,13 @@ class World:
             falling = {"piece": piece.kind, "orientation": piece.orientation, "x": piece.x, "y": piece.y,
                        "cells": [[y, x] for x, y in piece.cells()]}
         self.seq += 1
+        status = "ok"
+        if self.seq % 4 == 0 and self.spawned is not None:  # as the camera's tracker does when unsure:
+            status, falling = "unsure", self.spawned  # the piece where it was last sure of it
+        elif piece is not None and falling is not None and piece.y == self.rules.spawn_y:
+            self.spawned = falling
         self.camera.publish("obs.frame", {
-            "frame_seq": self.seq, "t_capture": now, "status": "ok", "reason": "", "board": self.game.board.to_rows(),
+            "frame_seq": self.seq, "t_capture": now, "status": status, "reason": "", "board": self.game.board.to_rows(),
             "falling": falling, "next_piece": self.game.next_piece, "level": self.game.level, "calibration": "ok",
         }, lifespan_s=0.25)
         self.next_frame = now + FRAME_S
