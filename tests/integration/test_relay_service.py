@@ -1,5 +1,5 @@
 """The relay service as a real process: the ADR2200 driver over a real pty to the simulator's
-VirtualRelayBoard, plans and halts over a real bus proxy, real SIGTERM and SIGKILL.
+VirtualRelayBoard, plans and halts over a real bus proxy, real SIGTERM and SIGKILL, a real unplug.
 
 What is measured here and printed (pytest -s): how long after a SIGKILL a restarted relay service
 releases the relay the dead one left closed.  The 1 s bound of the issue also depends on how fast
@@ -230,3 +230,16 @@ def test_sigkill_leaves_the_relay_closed_until_the_restarted_service_releases_it
     assert rig.board.closed_outputs() == set()
     print(f"\nSIGKILL: restarted relay released after {released_at - restarted_at:.3f} s from its start "
           f"({released_at - killed_at:.3f} s after the kill, of which {restarted_at - killed_at:.3f} s waiting here)")
+
+
+def test_a_lost_port_is_reported_and_nothing_is_pressed_until_it_is_back(rig: Rig) -> None:
+    rig.board.unplug()
+    assert rig.expect("relay.state", lambda b: b["link"] == "lost", 3.0).body["outputs"]["left"] is False
+    rig.plan("p9", ["left"], 5.0)
+    done = rig.expect("relay.done", lambda b: b["plan_id"] == "p9", 3.0)
+    assert done.body["ok"] is False and done.body["pressed"] == 0 and "lost" in done.body["reason"]
+    rig.board.replug()
+    rig.expect("relay.state", lambda b: b["link"] == "connected", 5.0)
+    rig.plan("p10", ["right"], 5.0)
+    assert rig.expect("relay.done", lambda b: b["plan_id"] == "p10", 3.0).body["ok"] is True
+    assert rig.contacts.closures() == [1]
