@@ -18,7 +18,8 @@ this crashes the loop.
 Requests: ``ctl.snapshot {request_id}`` -> ``cam.snapshot`` with the newest frame as a JPEG at most
 ``SNAPSHOT_WIDTH`` wide; ``ctl.calibrate {request_id, out, png}`` (optional ``corners``,
 ``frames``, ``every_s``: camera_calibrate.py) -> ``cam.calibrated {request_id, ok, message,
-corners}`` after the calibration ran on live frames; a good one replaces the running one at once.
+corners}`` after the calibration ran on live frames (the fit on a thread of its own: frames and
+heartbeats go on); a good one replaces the running one at once.
 ``cam.state`` every ``STATE_EVERY_S``; the heartbeat's stats carry the counters and the per-frame
 processing time p50/p99 (wall time from the frame's arrival to its obs.frame, in ms).
 
@@ -167,11 +168,16 @@ class Camera:
 
     def _calibrating(self, image: np.ndarray, t_capture: float) -> None:
         assert self.job is not None
-        self.job.offer(image, t_capture)
-        if not self.job.complete:
+        job = self.job
+        if not job.complete:
+            job.offer(image, t_capture)
+            if job.complete:
+                job.finish_in_background()
             return
-        job, self.job = self.job, None
-        outcome = job.finish()
+        outcome = job.outcome
+        if outcome is None:
+            return  # still fitting
+        self.job = None
         if outcome.record is not None:
             self._use(outcome.record, outcome.reference)
             self._loaded_for = outcome.record.frame_size
