@@ -40,6 +40,7 @@ import logging
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,7 @@ POLL_S = 0.002
 STATE_PERIOD_S = 1.0
 SPAWN_PREVIEW_WAIT_S = 0.03
 MAX_CORRECTIONS = 2
+PLAN_TIMES_KEPT = 200  # planning times the heartbeat's p50/max summarise
 SUBSCRIPTIONS = ("obs.event", "obs.frame", "wd.", "ctl.", "relay.key", "relay.done")
 
 
@@ -100,13 +102,15 @@ class PendingSpawn:
 
 @dataclass
 class Counters:
+    """What the heartbeat's stats report."""
+
     plans: int = 0
     corrections: int = 0
     confirmations: int = 0
     deferred: int = 0
     deadline_misses: int = 0
     bad_messages: int = 0
-    plan_ms: list[float] = field(default_factory=list)
+    plan_ms: deque[float] = field(default_factory=lambda: deque(maxlen=PLAN_TIMES_KEPT))
 
 
 class AiService:
@@ -127,7 +131,6 @@ class AiService:
         self.skipped: FallingPiece | None = None  # no placement reachable in time: left to fall
         self.pending: PendingSpawn | None = None
         self.next_piece: tuple[str | None, int] = (None, -1)  # (piece, frame_seq)
-        self.last_seq = -1
         self.counters = Counters()
         self.last_plan_id: str | None = None
         self._root_prefix = f"{os.getpid()}-"
@@ -136,6 +139,7 @@ class AiService:
         self._state_at = -float("inf")
 
     def run(self) -> None:
+        """Until SIGTERM: take every message as it comes, then the time-driven work."""
         service = self.service
         inbox = service.subscriber(SUBSCRIPTIONS)
         self.planner.warm_up()
@@ -170,6 +174,7 @@ class AiService:
             log.warning("%s ignored: %s", message.topic, exc)
 
     def on_control(self, topic: str, body: dict[str, Any]) -> None:
+        """ctl.play / ctl.pause / ctl.stop, and the watchdog's halt state."""
         if topic in ("ctl.play", "ctl.pause", "ctl.stop"):
             playing = topic == "ctl.play"
             if playing != self.playing:
@@ -184,15 +189,17 @@ class AiService:
             self.halted = False
 
     def on_resync(self, body: dict[str, Any]) -> None:
+        """wd.resync: believe the observed board (plus the piece in play, if it has not landed yet)."""
         board = self.model.adopt(body["board"])
         active = self.active
         if active is not None and not active.finished:
             active.board_before = board.copy()
-            predicted, cleared = self.planner.settle(board, active.placement)
+            predicted, _ = self.planner.settle(board, active.placement)
             self.model.board = predicted
             self._publish_prediction(active.root, predicted)
 
     def on_event(self, body: dict[str, Any]) -> None:
+        """obs.event: a spawn plans the piece (unless a frame did), a landing ends it, game over resets."""
         kind = body["kind"]
         if kind == "game_over":
             self.model.new_game()
@@ -222,8 +229,9 @@ class AiService:
             self._spawned(body)
 
     def on_frame(self, body: dict[str, Any]) -> None:
+        """A camera frame: level, preview, a spawn's own frame, the board while following, and the
+        falling piece: a new one is planned, the one in play may be confirmed (closed loop)."""
         seq = int(body["frame_seq"])
-        self.last_seq = max(self.last_seq, seq)
         self.model.see_level(body.get("level"))
         if "next_piece" in body:
             self.next_piece = (body["next_piece"], seq)
@@ -255,6 +263,7 @@ class AiService:
             self._plan_piece(seen, seq, float(body["t_capture"]), t_state, defer=True)
 
     def on_relay_done(self, body: dict[str, Any]) -> None:
+        """The relay finished (or refused) the part in play: the closed loop may confirm now."""
         active = self.active
         if active is None or body["plan_id"] != active.part_id:
             return
@@ -264,6 +273,7 @@ class AiService:
             self._give_up(active, f"relay: {body.get('reason')}")
 
     def on_relay_key(self, body: dict[str, Any]) -> None:
+        """A key of the part in play went down: the confirming frame must be later than its effect."""
         active = self.active
         if active is not None and body["plan_id"] == active.part_id:
             active.last_down_t = float(body["down_t"])
@@ -394,7 +404,7 @@ class AiService:
         self.service.publisher.publish("ai.state", body)
         self._state_sent, self._state_at = body, now
         c = self.counters
-        recent = sorted(c.plan_ms[-200:])
+        recent = sorted(c.plan_ms)
         self.service.stats = {
             "plans": c.plans, "corrections": c.corrections, "confirmations": c.confirmations, "deferred": c.deferred,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,

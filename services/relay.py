@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamerig.daemon.config_errors import ConfigError, load_yaml
 from gamerig.hardware.keys import KeyOutput, KeyOutputConfig, KeyOutputError, LinkState, load_key_output_config, open_key_output
+from gamerig.hardware.keys.serial_link import StateCallback
 
 from .relay_runner import Plan, PlanDone, PlanRunner
 
@@ -112,6 +113,8 @@ class RelayService:
         self._expired_seen = 0
 
     def run(self) -> None:
+        """Until SIGTERM: control messages first (a halt never waits behind plans), then plans,
+        then what the runner reported."""
         import zmq
 
         service = self.service
@@ -250,7 +253,7 @@ def _number(value: object, name: str) -> float:
     return float(value)
 
 
-def _open_output(service: Service, settings: RelaySettings, config_path: Path, on_link_state: Any) -> KeyOutput | None:
+def _open_output(service: Service, settings: RelaySettings, config_path: Path, on_link_state: StateCallback) -> KeyOutput | None:
     """Open the key output, retrying while the device is missing (reported as fault); None if stopped first."""
     while not service.stopping:
         try:

@@ -9,7 +9,6 @@ the supervisor restarts the service, which is not part of this test.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
