@@ -23,7 +23,11 @@ heartbeats go on); a good one replaces the running one at once.
 ``cam.state`` every ``STATE_EVERY_S``; the heartbeat's stats carry the counters and the per-frame
 processing time p50/p99 (wall time from the frame's arrival to its obs.frame, in ms).
 
-Tested in tests/integration/test_camera_service.py against the simulator's real MJPEG stream.
+Measured (2 Dec 2026, shared 2-core machine at load 3-8): the pipeline per frame on the
+simulator's stream (``nes`` skin, level 5, random keys, 829 frames, thread CPU time) p50 0.95 ms,
+p99 7.1 ms (the p99 is the once-a-second re-check), wall p50 1.0 ms, p99 13 ms; in the service,
+arrival to obs.frame p50 1.2-1.6 ms, p99 7.6-22 ms.  Tested in
+tests/integration/test_camera_service.py against the simulator's real MJPEG stream.
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ counter; the heartbeat's stats carry the counters and whether play is halted.
 
 Config: the rig config's ``watchdog`` section (daemon/rig_config.py).  Tested in
 tests/integration/test_watchdog_service.py: this process on a real proxy and real sockets.
+
+Measured end to end (2 Dec 2026, load 5-8 on the shared 2-core machine; the simulator at 60 fps,
+the camera and watchdog services on a real proxy, ai and relay heartbeats from a script): five
+camera freezes each halted play 38-58 ms after ``Target.freeze_camera`` (3 frame periods are
+50 ms), each reason "no new camera frame for 50-55 ms (3 frame periods of 16.5-16.8 ms)", and
+no halt in the 20 s of play without faults that followed.
 """
 
 from __future__ import annotations
