@@ -39,8 +39,10 @@ from .ai_settings import AiSettings
 
 #: The player's search budget, in fall steps at the current level.
 PLAN_BUDGET_STEPS = 0.25
-#: Placements tried after the player's choice when its keys cannot finish in time.
+#: Placements tried after the player's choice when its keys cannot finish in time ...
 MAX_ALTERNATIVES = 12
+#: ... while planning has taken less than this many fall steps.
+PLAN_LIMIT_STEPS = 1.0
 #: Between the timing computed here and the plan leaving on the bus.
 PUBLISH_MARGIN_S = 0.003
 
@@ -92,6 +94,8 @@ class Planner:
         if decision.placement is None:
             return None
         for rank, placement in enumerate(self._candidates(board, decision.placement)):
+            if rank and self.clock() - began > PLAN_LIMIT_STEPS * step:
+                return None  # a plan found later than this could hardly still be in time
             target = FallingPiece(placement.piece, placement.orientation, placement.x, placement.y)
             plan = self.keys_to(board, start, target, level, t_state, confirm_again=True)
             if plan is not None:
@@ -118,13 +122,15 @@ class Planner:
         if start.orientation == target.orientation and start.x == target.x:
             verdict = check_keys(board, self.rules, start, (DROP,), target, KeyTiming(first_key_s, interval, step))
             return self._plan(target, verdict, final=True) if verdict.ok else None
-        if confirm_again and self.settings.closed_loop:
-            timing = KeyTiming(first_key_s, interval, step, drop_delay_s=self.settings.confirm_delay_s)
-            verdict = plan_keys(board, self.rules, start, target, timing)
-            if verdict.ok:
-                return self._plan(target, verdict, final=False)
         verdict = plan_keys(board, self.rules, start, target, KeyTiming(first_key_s, interval, step))
-        return self._plan(target, verdict, final=True) if verdict.ok else None
+        if not verdict.ok:
+            return None
+        if confirm_again and self.settings.closed_loop:  # only where the open loop works: it is the easier
+            timing = KeyTiming(first_key_s, interval, step, drop_delay_s=self.settings.confirm_delay_s)
+            closed = check_keys(board, self.rules, start, verdict.keys, target, timing)
+            if closed.ok:
+                return self._plan(target, closed, final=False)
+        return self._plan(target, verdict, final=True)
 
     def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool) -> KeyPlan:
         keys = verdict.keys if final else verdict.keys[:-1]

@@ -62,7 +62,7 @@ class KeyCheck:
     """The verdict on one key sequence.
 
     ``ok``: at every gravity phase the keys all reach the game while the piece is in play and it
-    comes to rest on ``target``.  ``reason`` says why not.  ``land_s``: the earliest (over the
+    comes to rest on ``target``.  ``reason`` says why not; ``late`` when the piece lands first.  ``land_s``: the earliest (over the
     phases) time the piece lands by gravity alone after the keys before the final drop, i.e. the
     deadline for that drop; a plan without a final drop lands then.
     """
@@ -71,6 +71,7 @@ class KeyCheck:
     ok: bool
     reason: str
     land_s: float
+    late: bool = False  # failed for want of time (the piece lands first), not for a blocked path
 
 
 def keys_between(start: FallingPiece, orientation: int, x: int, *, lead: int = 0, drop: bool = True) -> tuple[str, ...]:
@@ -99,11 +100,11 @@ def check_keys(board: Board, rules: Rules, start: FallingPiece, keys: Sequence[s
         rest, landed_at, pressed = _play(board, rules, start, moves, times, phase, timing.fall_step_s)
         land_s = min(land_s, landed_at - (phase - earliest))  # the same order of events, gravity as early as it can be
         if pressed < len(moves):
-            return KeyCheck(keys, False, f"the piece lands before key {pressed + 1} of {len(keys)} ({moves[pressed]})", land_s)
+            return KeyCheck(keys, False, f"the piece lands before key {pressed + 1} of {len(keys)} ({moves[pressed]})", land_s, late=True)
         if sorted(rest.cells()) != sorted(target.cells()):
             return KeyCheck(keys, False, f"the keys leave the piece at orientation {rest.orientation} column {rest.x}, not {target.orientation} {target.x}", land_s)
     if len(moves) < len(keys) and times[-1] >= land_s:
-        return KeyCheck(keys, False, f"the drop comes {times[-1] - land_s:.3f} s after the piece lands", land_s)
+        return KeyCheck(keys, False, f"the drop comes {times[-1] - land_s:.3f} s after the piece lands", land_s, late=True)
     return KeyCheck(keys, True, "", land_s)
 
 
@@ -111,7 +112,8 @@ def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPi
     """Keys from ``start`` to ``target`` that work at every phase.
 
     Tries rotations first, then all column moves first, then fewer moves first (see
-    :func:`keys_between`); returns the first that works, or the rotations-first verdict.
+    :func:`keys_between`); returns the first that works, or the rotations-first verdict.  Stops at
+    a verdict of too late: another order has as many keys and cannot finish sooner.
     """
     shift = abs(target.x - start.x)
     verdicts = []
@@ -120,8 +122,8 @@ def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPi
         if verdict.ok:
             return verdict
         verdicts.append(verdict)
-        if start.orientation == target.orientation:
-            break  # no rotations: every lead is the same sequence
+        if verdict.late or start.orientation == target.orientation:
+            break  # too late for any order, or no rotations: every lead is the same sequence
     return verdicts[0]
 
 
