@@ -47,7 +47,8 @@ def test_slow_level_travels_in_the_spawn_row_and_turns_after_the_first_fall() ->
     target = FallingPiece("T", 2, 1, 2)
     timing = KeyTiming(first_key_s=0.05, key_interval_s=0.12, fall_step_s=iteration_delay(1))
     # turning first cannot work: at the spawn row the turned T reaches above the board
-    assert not check_keys(board, RULES, SPAWN_T, keys_between(SPAWN_T, 2, 1), target, timing).ok
+    blocked = check_keys(board, RULES, SPAWN_T, keys_between(SPAWN_T, 2, 1), target, timing)
+    assert not blocked.ok and not blocked.late
     verdict = plan_keys(board, RULES, SPAWN_T, target, timing)
     assert verdict.ok, verdict.reason
     assert verdict.keys[0] == "left" and verdict.keys[-1] == "drop"
@@ -61,7 +62,7 @@ def test_fast_level_rejects_keys_that_cannot_finish_before_the_piece_lands() -> 
     target = FallingPiece("T", 1, 2, 2)
     timing = KeyTiming(first_key_s=0.05, key_interval_s=0.12, fall_step_s=iteration_delay(10))
     verdict = plan_keys(board, RULES, low, target, timing)
-    assert not verdict.ok
+    assert not verdict.ok and verdict.late
     assert "lands before key" in verdict.reason
     assert play_at(board, low, verdict.keys, timing, 0.01) is None  # the engine agrees: keys after landing
 
