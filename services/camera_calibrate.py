@@ -59,6 +59,9 @@ class CalibrationRequest:
         """The request in a ``ctl.calibrate`` body: {request_id, out, png} and, beyond the
         contract, optional corners [[x, y] x 4] (TL TR BR BL), frames and every_s; ValueError
         names a bad field."""
+        for key in ("out", "png"):
+            if body.get(key) is not None and not isinstance(body[key], str):
+                raise ValueError(f"{key} must be a file path or null, got {body[key]!r}")
         out = Path(body["out"]) if body.get("out") else default_out
         png = Path(body["png"]) if body.get("png") else out.with_suffix(".png")
         corners = body.get("corners")

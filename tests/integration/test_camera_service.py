@@ -6,7 +6,7 @@ camera service (``python -m gamerig.services.camera``) opens that stream like an
 a BusProxy runs here and a collector thread records every obs.* and cam.* message.
 
 What it shows, in one run: without a calibration file the service runs and says why it sees
-nothing; ``ctl.calibrate`` with the corners the simulator knows (its camera's homography applied
+nothing; a bad ``ctl.calibrate`` is refused with the reason; ``ctl.calibrate`` with the corners the simulator knows (its camera's homography applied
 to the rendered well) calibrates on live frames, writes the YAML, the reference frame and the
 PNG, and recognition starts at once; while this test drops five O pieces side by side (a double
 line clear), every obs.frame board with status ok equals a board the simulator's ground
@@ -158,11 +158,17 @@ def test_camera_service_on_the_simulators_stream(bus: tuple[zmq.Context, Endpoin
             assert uncalibrated.body["calibration"] == "lost"
 
             phase("first frame")
+            # a bad request is answered, not crashed on
+            requests.publish("ctl.calibrate", {"request_id": "bad", "out": 5})
+            refused = collector.wait_for(lambda m: m.topic == "cam.calibrated", 5.0)
+            assert refused.body == {"request_id": "bad", "ok": False, "corners": None,
+                                    "message": "bad request: out must be a file path or null, got 5"}
+
             # calibrate on live frames from the corners the simulator knows
             corners = true_corners(target)
             requests.publish("ctl.calibrate", {"request_id": "cal-1", "out": str(tmp_path / "calibration.yaml"),
                                                "png": str(tmp_path / "calibration.png"), "corners": corners.tolist()})
-            calibrated = collector.wait_for(lambda m: m.topic == "cam.calibrated", 10.0)
+            calibrated = collector.wait_for(lambda m: m.topic == "cam.calibrated" and m.body["request_id"] == "cal-1", 10.0)
             assert calibrated.body["ok"], calibrated.body["message"]
             assert calibrated.body["request_id"] == "cal-1"
             assert np.abs(np.asarray(calibrated.body["corners"]) - corners).max() < CORNER_TOLERANCE_PX
