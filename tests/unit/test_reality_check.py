@@ -224,8 +224,9 @@ def test_repeated_mismatches_halt_and_a_match_ends_the_run() -> None:
     rig.place(4, "I", predicted=A, observed=B)
     rig.place(5, "I", predicted=A, observed=B)
     assert not rig.dog.halted
-    rig.place(6, "I", predicted=A, observed=B)
-    assert rig.dog.halted and "3 consecutive reality-check mismatches" in rig.published[-2][1].get("reason", rig.dog.reason)
+    out = rig.place(6, "I", predicted=A, observed=B)
+    halts = [body for topic, body in out if topic == "wd.halt"]
+    assert rig.dog.halted and halts == [{"reason": "3 consecutive reality-check mismatches"}]
     rig.place(7, "I", predicted=A, observed=B)  # while halted nothing is compared
     assert rig.dog.counters["mismatches"] == 5 and rig.dog.counters["checks"] == 6
     rig.run(0.6)
