@@ -17,8 +17,9 @@ the board after the placement and its clears.  The model believes its prediction
 
 Closed loop (``play.closed_loop``, used for a piece only when the delayed drop still fits its
 deadline): the first plan, id ``<root>``, has the moves but no drop.  After its ``relay.done`` the
-ai waits for a frame showing the piece as it was after the last ``relay.key`` had reached the game;
-if that frame shows the target orientation and column it publishes ``<root>.1`` = [drop], else a
+ai waits for a frame showing the piece as it was after the last ``relay.key`` had reached the game
+(and low enough for the time gravity has had since the piece was planned: the camera's tracker can
+report a piece it lost where it last saw it, even in frames marked ok); if that frame shows the target orientation and column it publishes ``<root>.1`` = [drop], else a
 correction from the observed position to the same target (again without the drop while another
 confirmation still fits, at most MAX_CORRECTIONS times), then the drop; parts are numbered
 ``<root>.<n>``.  ``predict.board`` always carries the root id.  A part that cannot finish in time
@@ -51,6 +52,7 @@ from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
 from gamerig.games.tetris.pieces import PIECE_NAMES, orientation_count
 from gamerig.games.tetris.placements import Placement
+from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_model import GameModel, rows_of
 from .ai_planner import KeyPlan, Planner
@@ -80,6 +82,7 @@ class PieceInPlay:
     placement: Placement
     plan: KeyPlan  # the part sent last
     part: int = 0
+    start: tuple[int, float] = (0, 0.0)  # the row it was planned from and when it was there (t_state)
     lowest_y: int = 1 << 30
     relay_done: bool = False
     last_down_t: float | None = None
@@ -323,7 +326,7 @@ class AiService:
         self._roots += 1
         active = PieceInPlay(
             root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=seq, t_seen=t_seen, level=level,
-            board_before=board, placement=decision.placement, plan=decision.plan, lowest_y=start.y,
+            board_before=board, placement=decision.placement, plan=decision.plan, start=(start.y, t_state), lowest_y=start.y,
         )
         self.active = active
         self.following = False
@@ -338,6 +341,9 @@ class AiService:
             return
         if active.last_down_t is not None and t_state < active.last_down_t + self.settings.key_latency_s:
             return  # this frame was taken before the last key reached the game
+        start_y, start_t = active.start
+        if start_y - seen.y < int((t_state - start_t) / iteration_delay(active.level)) - 1:
+            return  # a stale picture ("ok" frames can repeat a lost piece): gravity has moved it further
         on_target = (seen.orientation, seen.x) == (active.plan.target.orientation, active.plan.target.x)
         again = not on_target and active.corrections < MAX_CORRECTIONS
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
