@@ -87,6 +87,8 @@ class Result:
     frame_path: Path
     #: Whether play can re-check the camera against the reference frame (not "blind").
     recheckable: bool
+    #: The reference frame (the frames' per-pixel median), as written to ``frame_path``.
+    reference: np.ndarray
 
 
 def _numbers(text: str, count: int, what: str) -> list[float]:
@@ -198,22 +200,33 @@ def find_preview_box(frames: Sequence[np.ndarray], well: GridCalibration) -> Pre
 def calibrate(args: argparse.Namespace) -> Result:
     """Grab, fit, learn and write the files; raises CalibrationFailed or UsageError."""
     frames = grab_frames(args.source, args.frames, args.every)
-    median = np.median(np.stack(frames), axis=0).astype(np.uint8)
     rough = args.corners if args.corners is not None else args.rect
-    fit = fit_well(frames, rough, args.cols, args.rows)
+    method = "auto" if rough is None else ("corners" if args.corners is not None else "rect")
+    yaml_path = Path(args.out) if args.out else calibration_store.default_path()
+    png_path = Path(args.png) if args.png else yaml_path.with_suffix(".png")
+    return calibrate_frames(frames, args.source, rough, method, args.cols, args.rows, yaml_path, png_path)
+
+
+def calibrate_frames(
+    frames: Sequence[np.ndarray], source: str, rough: np.ndarray | None, method: str,
+    cols: int, rows: int, yaml_path: Path, png_path: Path,
+) -> Result:
+    """Fit the well in ``frames`` (found, or refined from ``rough``), learn its empty look and
+    the preview box, and write the YAML, the reference frame and the annotated PNG: the one
+    calibration both this command and the camera service's live calibration run.  Raises
+    CalibrationFailed or UsageError."""
+    median = np.median(np.stack(frames), axis=0).astype(np.uint8)
+    fit = fit_well(frames, rough, cols, rows)
     try:
-        well = learn_empty_well(frames, fit.corners, args.cols, args.rows)
+        well = learn_empty_well(frames, fit.corners, cols, rows)
     except BoardNotEmpty as exc:
         raise CalibrationFailed(str(exc)) from None
     preview = find_preview_box(frames, well)
-    yaml_path = Path(args.out) if args.out else calibration_store.default_path()
-    png_path = Path(args.png) if args.png else yaml_path.with_suffix(".png")
     frame_path = yaml_path.with_name(f"{yaml_path.stem}-frame.png")
     height, width = median.shape[:2]
-    method = "auto" if rough is None else ("corners" if args.corners is not None else "rect")
     record = CalibrationRecord(
         well=well,
-        source=args.source,
+        source=source,
         frame_size=(width, height),
         method=method,
         score=fit.score,
@@ -222,7 +235,7 @@ def calibrate(args: argparse.Namespace) -> Result:
         reference_frame=frame_path.name,
         preview=preview,
     )
-    note = f"method {method}, lattice score {fit.score:.2f} (floor {MIN_SCORE}), {len(frames)} frames from {args.source}"
+    note = f"method {method}, lattice score {fit.score:.2f} (floor {MIN_SCORE}), {len(frames)} frames from {source}"
     box = None if preview is None else preview.corners
     picture = annotate(frames[-1], well, observe(frames[-1], well), box, note)
     yaml_path.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +245,7 @@ def calibrate(args: argparse.Namespace) -> Result:
             raise UsageError(f"cannot write {path}")
     calibration_store.save(record, yaml_path)
     refined_by = None if rough is None else float(np.linalg.norm(fit.corners - rough, axis=1).max())
-    return Result(record, len(frames), refined_by, yaml_path, png_path, frame_path, _recheckable(well, median))
+    return Result(record, len(frames), refined_by, yaml_path, png_path, frame_path, _recheckable(well, median), median)
 
 
 def _recheckable(well: GridCalibration, reference: np.ndarray) -> bool:

@@ -22,20 +22,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
-from gamerig.daemon import calibration_store
-from gamerig.daemon.calibrate import CalibrationFailed, UsageError, find_preview_box, fit_well
+from gamerig.daemon.calibrate import CalibrationFailed, UsageError, calibrate_frames
 from gamerig.daemon.calibration_store import CalibrationRecord
-from gamerig.games.tetris.annotate import annotate
-from gamerig.games.tetris.empty_look import BoardNotEmpty, learn_empty_well
-from gamerig.games.tetris.recognition import observe
 
 FRAMES = 12
 EVERY_S = 0.25
@@ -127,40 +120,21 @@ class LiveCalibration:
         """Fit, learn and write the files; a failure is an outcome with its reason, never raised."""
         try:
             return self._calibrate()
-        except (CalibrationFailed, UsageError, BoardNotEmpty) as exc:
+        except (CalibrationFailed, UsageError) as exc:
             return CalibrationOutcome(False, f"calibration failed: {exc}")
         except OSError as exc:
             return CalibrationOutcome(False, f"cannot write {exc.filename}: {exc.strerror}")
 
     def _calibrate(self) -> CalibrationOutcome:
-        request, frames = self.request, self._frames
-        median = np.median(np.stack(frames), axis=0).astype(np.uint8)
-        fit = fit_well(frames, request.corners, request.cols, request.rows)
-        well = learn_empty_well(frames, fit.corners, request.cols, request.rows)
-        preview = find_preview_box(frames, well)
-        frame_path = request.out.with_name(f"{request.out.stem}-frame.png")
-        height, width = median.shape[:2]
+        request = self.request
         method = "auto" if request.corners is None else "corners"
-        record = CalibrationRecord(
-            well=well,
-            source=self.source,
-            frame_size=(width, height),
-            method=method,
-            score=fit.score,
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            gamerig_version=version("gamerig"),
-            reference_frame=frame_path.name,
-            preview=preview,
+        result = calibrate_frames(
+            self._frames, self.source, request.corners, method, request.cols, request.rows, request.out, request.png
         )
-        note = f"method {method}, lattice score {fit.score:.2f}, {len(frames)} live frames from {self.source}"
-        picture = annotate(frames[-1], well, observe(frames[-1], well), None if preview is None else preview.corners, note)
-        request.out.parent.mkdir(parents=True, exist_ok=True)
-        request.png.parent.mkdir(parents=True, exist_ok=True)
-        for path, image in ((frame_path, median), (request.png, picture)):
-            if not cv2.imwrite(str(path), image):
-                raise UsageError(f"cannot write {path}")
-        calibration_store.save(record, request.out)
-        corners = np.round(well.corners.astype(np.float64), 2).tolist()
-        preview_note = "with" if preview is not None else "without"
-        message = f"calibrated ({method}, lattice score {fit.score:.2f}, {preview_note} a preview box): wrote {request.out} and {request.png}"
-        return CalibrationOutcome(True, message, corners, record, median)
+        corners = np.round(result.record.well.corners.astype(np.float64), 2).tolist()
+        preview_note = "with" if result.record.preview is not None else "without"
+        message = (
+            f"calibrated ({method}, lattice score {result.record.score:.2f}, {preview_note} a preview box):"
+            f" wrote {request.out} and {request.png}"
+        )
+        return CalibrationOutcome(True, message, corners, result.record, result.reference)
