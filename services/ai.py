@@ -342,8 +342,10 @@ class AiService:
         if active.last_down_t is not None and t_state < active.last_down_t + self.settings.key_latency_s:
             return  # this frame was taken before the last key reached the game
         start_y, start_t = active.start
-        if start_y - seen.y < int((t_state - start_t) / iteration_delay(active.level)) - 1:
-            return  # a stale picture ("ok" frames can repeat a lost piece): gravity has moved it further
+        # the next fall after start_t came within a step, so by now it has fallen this much at least;
+        # a frame showing less is stale ("ok" frames can repeat a lost piece); the next one decides
+        if start_y - seen.y < int((t_state - start_t) / iteration_delay(active.level)):
+            return
         on_target = (seen.orientation, seen.x) == (active.plan.target.orientation, active.plan.target.x)
         again = not on_target and active.corrections < MAX_CORRECTIONS
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
