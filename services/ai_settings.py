@@ -18,8 +18,11 @@ from gamerig.daemon.rig_config import RigConfig, load_rig_config
 from gamerig.games.tetris.players import PlayerSpec
 from gamerig.games.tetris.rules import Rules
 
-#: From the glass to a frame's t_capture: what a frame shows happened this long before it.
-VIEW_LATENCY_S = 0.06
+#: From the glass to a frame's t_capture: what a frame shows happened this long before it.  On the
+#: simulator (3 frames of camera latency, MJPEG over HTTP, the filter's second agreeing frame) the
+#: first frame showing a key's effect had a t_capture 100-105 ms after the game acted on it; with
+#: 60 ms the closed loop confirmed on frames from before its last key and corrected a good move.
+VIEW_LATENCY_S = 0.105
 #: From a relay's close command to the game acting on the key (wire, debounce, the game's frame).
 KEY_LATENCY_S = 0.03
 #: Closed loop: from the last move key reaching the game to a camera frame that shows it being

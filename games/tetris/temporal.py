@@ -80,11 +80,14 @@ def _unexplained(before: np.ndarray, after: np.ndarray) -> str:
 
     A step adds and removes at most one piece's cells (a spawn, a lock, a move of the falling
     piece), possibly after clearing the full rows of ``before``, or it is a lock that completed
-    rows which cleared at once (``_completed_and_cleared``).
+    rows which cleared at once (``_completed_and_cleared``), or the falling piece dropped and
+    locked and the next piece spawned (its cells moved, one piece's cells more).
     """
     added, removed = int((after & ~before).sum()), int((before & ~after).sum())
     if added <= PIECE_CELLS and removed <= PIECE_CELLS:
         return ""
+    if 0 < removed <= PIECE_CELLS and added == removed + PIECE_CELLS:
+        return ""  # the falling piece dropped and locked, and the next one spawned, between two commits
     if before.all(axis=1).any():
         cleared = _after_clearing_full_rows(before)
         if int((after & ~cleared).sum()) <= PIECE_CELLS and int((cleared & ~after).sum()) <= PIECE_CELLS:

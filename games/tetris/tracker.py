@@ -25,6 +25,9 @@ The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the 
   (moved, rotated, fallen, dropped): no event;
 * **a new piece appeared**: the falling piece's cells stay where they were and a new tetromino
   appears: the old piece locked, so ``landed`` for it (where it was last seen), then ``spawn``.
+  Or the falling piece dropped, locked and the next one spawned between two committed boards:
+  the new cells are a tetromino of the falling piece's type and a new piece in the spawn area:
+  ``landed`` where it rests, then ``spawn``;
   While only one to three cells of the new piece show (it comes in over the top row), nothing
   is reported yet: a misread cell up there must not end a piece;
 * **arrival**: with no piece falling, new cells that are one tetromino are a ``spawn`` when they
@@ -374,7 +377,29 @@ class PieceTracker:
         moved = self._identify(new, observation)
         if moved is not None and moved.name == falling.name:
             return _Step(stack, moved)
+        dropped = self._dropped_and_spawned(new, observation, timestamp)
+        if dropped is not None:
+            return dropped
         return f"the falling {falling.name} became {len(new_cells)} cells that are no {falling.name}"
+
+    def _dropped_and_spawned(self, new: np.ndarray, observation: Observation, timestamp: float) -> _Step | None:
+        """The falling piece dropped and locked and the next piece spawned, all between two
+        committed boards (Standard Tetris spawns at the next gravity step after a drop, which at
+        level 5 and up is often sooner than the filter's k frames): ``new`` is a tetromino of the
+        falling piece's type plus a new piece in the spawn area; only a unique such reading is taken."""
+        assert self._stack is not None and self._falling is not None
+        found = []
+        for part, piece in self._pieces_in(new, observation):
+            if piece.name != self._falling.name:
+                continue
+            arrival = self._arrival(self._stack | part, new & ~part, observation, timestamp)
+            if not isinstance(arrival, _Step) or arrival.falling is None:
+                continue
+            if max(y for _, y in piece_cells_of(arrival.falling)) <= len(new) - SPAWN_AREA_ROWS:
+                continue  # the next piece is in the spawn area, the landed one below it
+            landed = Event("landed", timestamp, piece.name, _sorted(_cells(part)))
+            found.append(_Step(arrival.stack, arrival.falling, (landed, *arrival.events), arrival.reason))
+        return found[0] if len(found) == 1 else None
 
     def _arrival(self, stack: np.ndarray, new: np.ndarray, observation: Observation, timestamp: float) -> _Step | str:
         """What ``new`` cells above an accepted ``stack`` with no piece falling are."""

@@ -311,7 +311,7 @@ def test_a_lone_piece_low_in_the_first_board_is_read_as_stack_not_as_a_spawn():
     assert _kinds(screen.events) == [("spawn", "T")]
 
 
-def test_a_lock_and_spawn_the_filter_missed_is_resynced_without_a_spawn_for_the_piece_in_play():
+def test_a_drop_lock_and_spawn_the_filter_saw_in_one_commit_are_landed_and_spawn():
     screen = Screen(FixedPieces("OTI", repeat=False))
     screen.act(FALL)
     screen.act(FALL)
@@ -319,13 +319,12 @@ def test_a_lock_and_spawn_the_filter_missed_is_resynced_without_a_spawn_for_the_
     screen.act(DROP)
     screen.act(FALL)
     screen.hold = 2
-    screen.wait(0.6)  # the board no move explains stays: the filter resyncs
-    assert screen.updates[-1].status == "unsure" and "re-read" in screen.updates[-1].reason
-    screen.act(LEFT)  # the T moves: found in the re-read stack
+    screen.act(FALL)  # committed at once: the O's cells moved down and a T came
+    assert _kinds(screen.events) == [("spawn", "O"), ("landed", "O"), ("spawn", "T")]
     assert screen.updates[-1].status == "tracking" and screen.updates[-1].falling.name == "T"
     screen.act(DROP)
     screen.act(FALL)
-    assert _kinds(screen.events) == [("spawn", "O"), ("landed", "T"), ("spawn", "I")]
+    assert _kinds(screen.events) == [("spawn", "O"), ("landed", "O"), ("spawn", "T"), ("landed", "T"), ("spawn", "I")]
     assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
 
 
