@@ -22,7 +22,9 @@ ai waits for a frame showing the piece as it was after the last ``relay.key`` ha
 report a piece it lost where it last saw it, even in frames marked ok); if that frame shows the target orientation and column it publishes ``<root>.1`` = [drop], else a
 correction from the observed position to the same target (again without the drop while another
 confirmation still fits, at most MAX_CORRECTIONS times), then the drop; parts are numbered
-``<root>.<n>``.  ``predict.board`` always carries the root id.  A part that cannot finish in time
+``<root>.<n>``.  If no frame confirms the piece by the time the plan assumed for its drop (the
+camera lost the piece, or only sends unsure frames), the drop is sent unconfirmed, as the open loop
+would have pressed it.  ``predict.board`` always carries the root id.  A part that cannot finish in time
 is not sent, and the piece falls where it is: a deadline miss.
 
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play,
@@ -111,6 +113,7 @@ class Counters:
     corrections: int = 0
     confirmations: int = 0
     deferred: int = 0
+    blind_drops: int = 0
     deadline_misses: int = 0
     bad_messages: int = 0
     plan_ms: deque[float] = field(default_factory=lambda: deque(maxlen=PLAN_TIMES_KEPT))
@@ -282,13 +285,18 @@ class AiService:
             active.last_down_t = float(body["down_t"])
 
     def tick(self, now: float) -> None:
-        """Time-driven work: a spawn that waited long enough for its preview; ai.state."""
+        """Time-driven work: a spawn that waited long enough for its preview, an unconfirmed drop
+        that is due, a part past its deadline; ai.state."""
         if self.pending is not None and now >= self.pending.until:
             pending, self.pending = self.pending, None
             self._spawned(pending.body)
         active = self.active
+        if active is not None and not active.finished and active.relay_done and active.last_down_t is not None:
+            # the drop was planned this long after the last key; no confirmation by then: drop unconfirmed
+            if now >= active.last_down_t + self.settings.key_interval_s + self.settings.confirm_delay_s:
+                self._drop_blind(active)
         if active is not None and not active.finished and now > active.deadline_t:
-            self._give_up(active, "its deadline passed before the closed loop could confirm it")
+            self._give_up(active, "its deadline passed before the relay finished it")
         self._publish_state(now)
 
     # ---- planning ----------------------------------------------------------------------------
@@ -362,18 +370,28 @@ class AiService:
         self._send(active, t_state)
 
     def _send(self, active: PieceInPlay, t_state: float) -> None:
-        plan = active.plan
+        """Publish the part ``active.plan``, its deadline counted from ``t_state``."""
+        self._publish_part(active, active.plan.keys, t_state + active.plan.deadline_s, active.plan.final)
+
+    def _drop_blind(self, active: PieceInPlay) -> None:
+        """No frame confirmed the piece when the drop was due: drop it unconfirmed, as the open loop would."""
+        self.counters.blind_drops += 1
+        active.part += 1
+        active.relay_done, active.last_down_t = False, None
+        self._publish_part(active, ("drop",), active.deadline_t, final=True)
+
+    def _publish_part(self, active: PieceInPlay, keys: Sequence[str], deadline_t: float, final: bool) -> None:
         now = time.monotonic()
-        deadline_t = t_state + plan.deadline_s
         if deadline_t <= now:
-            self._give_up(active, "planning took past its deadline")
+            self._give_up(active, "its deadline passed before it could be sent")
             return
+        target = active.plan.target
         body = {
             "plan_id": active.part_id,
             "piece": active.piece,
-            "orientation": plan.target.orientation,
-            "x": plan.target.x,
-            "keys": list(plan.keys),
+            "orientation": target.orientation,
+            "x": target.x,
+            "keys": list(keys),
             "t_seen": active.t_seen,
             "deadline_t": deadline_t,
             "level": active.level,
@@ -382,7 +400,7 @@ class AiService:
         self.service.publisher.publish("plan.keys", body, lifespan_s=deadline_t - now)
         self.last_plan_id = active.part_id
         active.deadline_t = deadline_t
-        active.finished = plan.final
+        active.finished = final
 
     def _give_up(self, active: PieceInPlay, why: str) -> None:
         active.finished = True
@@ -415,6 +433,7 @@ class AiService:
         recent = sorted(c.plan_ms)
         self.service.stats = {
             "plans": c.plans, "corrections": c.corrections, "confirmations": c.confirmations, "deferred": c.deferred,
+            "blind_drops": c.blind_drops,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,
