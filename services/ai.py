@@ -18,8 +18,8 @@ the board after the placement and its clears.  The model believes its prediction
 Closed loop (``play.closed_loop``, used for a piece only when the delayed drop still fits its
 deadline): the first plan, id ``<root>``, has the moves but no drop.  After its ``relay.done`` the
 ai waits for a frame showing the piece as it was after the last ``relay.key`` had reached the game
-(and low enough for the time gravity has had since the piece was planned: the camera's tracker can
-report a piece it lost where it last saw it, even in frames marked ok); if that frame shows the target orientation and column it publishes ``<root>.1`` = [drop], else a
+(and lower than where the part was planned from, by at least the whole fall steps since: the
+camera's tracker can report a piece it lost where it last saw it, even in frames marked ok); if that frame shows the target orientation and column it publishes ``<root>.1`` = [drop], else a
 correction from the observed position to the same target (again without the drop while another
 confirmation still fits, at most MAX_CORRECTIONS times), then the drop; parts are numbered
 ``<root>.<n>``.  If no frame confirms the piece by the time the plan assumed for its drop (the
@@ -350,9 +350,10 @@ class AiService:
         if active.last_down_t is not None and t_state < active.last_down_t + self.settings.key_latency_s:
             return  # this frame was taken before the last key reached the game
         start_y, start_t = active.start
-        # the next fall after start_t came within a step, so by now it has fallen this much at least;
-        # a frame showing less is stale ("ok" frames can repeat a lost piece); the next one decides
-        if start_y - seen.y < int((t_state - start_t) / iteration_delay(active.level)):
+        # Fresh evidence only: the piece must show lower than where this part was planned from, by
+        # at least the whole fall steps since (the next fall came within a step).  The camera's
+        # tracker can go on reporting a piece it lost where it last saw it, even in "ok" frames.
+        if start_y - seen.y < max(1, int((t_state - start_t) / iteration_delay(active.level))):
             return
         on_target = (seen.orientation, seen.x) == (active.plan.target.orientation, active.plan.target.x)
         again = not on_target and active.corrections < MAX_CORRECTIONS
@@ -365,6 +366,7 @@ class AiService:
         else:
             active.corrections += 1
             self.counters.corrections += 1
+            active.start = (seen.y, t_state)
         active.plan, active.part = plan, active.part + 1
         active.relay_done, active.last_down_t = False, None
         self._send(active, t_state)
