@@ -5,7 +5,9 @@
 A new piece is seen on ``obs.event`` spawn, or on the first ``obs.frame`` (with status ok: only
 those count as evidence of where a piece is, here and in the closed loop) showing a falling piece
 that is not the one in play (a frame that came first, or an ai started mid-piece); whichever comes
-first plans it, the other is recognised as the same piece (same letter, same or earlier frame).
+first plans it, the other is recognised as the same piece (same letter, same or earlier frame; a
+frame is of the same piece if it shows that letter no higher than before, unless it came well after
+the drop: see ``_next_piece``).
 With the preview configured, a spawn event waits up to SPAWN_PREVIEW_WAIT_S for its own frame,
 which carries the new next piece and where the piece is (the camera sends a frame's events just
 before the frame).  Planning (services/ai_planner.py) starts from where the piece
@@ -90,6 +92,7 @@ class PieceInPlay:
     last_down_t: float | None = None
     corrections: int = 0
     deadline_t: float = float("inf")  # of the part sent last
+    dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
     finished: bool = False  # the drop was sent, or the loop gave up
 
     @property
@@ -256,7 +259,7 @@ class AiService:
         seen = _falling(falling)
         t_state = float(body["t_capture"]) - self.settings.view_latency_s
         active = self.active
-        if active is not None and active.piece == seen.kind and seen.y <= active.lowest_y:
+        if active is not None and active.piece == seen.kind and seen.y <= active.lowest_y and not self._next_piece(active, seen, t_state):
             active.lowest_y = seen.y
             self._confirm(active, seen, t_state)
         elif self.skipped is not None and self.skipped.kind == seen.kind and seen.y <= self.skipped.y:
@@ -283,6 +286,8 @@ class AiService:
         active = self.active
         if active is not None and body["plan_id"] == active.part_id:
             active.last_down_t = float(body["down_t"])
+            if body["key"] == "drop":
+                active.dropped_at = active.last_down_t
 
     def tick(self, now: float) -> None:
         """Time-driven work: a spawn that waited long enough for its preview, an unconfirmed drop
@@ -403,6 +408,15 @@ class AiService:
         self.last_plan_id = active.part_id
         active.deadline_t = deadline_t
         active.finished = final
+
+    def _next_piece(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
+        """Whether ``seen``, of the same letter as the piece in play, is the next piece: the camera
+        may miss a landing and a spawn.  Only if the piece in play was dropped (it landed at once)
+        and a new piece had time to spawn (one fall step later), and ``seen`` is lower than the
+        piece in play was ever seen (a stale frame repeats a lost piece where it was last seen)."""
+        if active.dropped_at is None or seen.y >= active.lowest_y:
+            return False
+        return t_state > active.dropped_at + self.settings.key_latency_s + iteration_delay(active.level)
 
     def _give_up(self, active: PieceInPlay, why: str) -> None:
         active.finished = True
