@@ -4,10 +4,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Extra options for the demo, e.g. make demo DEMO_ARGS="--preview --player dellacherie"
+# Extra options for the demos, e.g. make demo DEMO_ARGS="--level 8",
+# make headless-demo DEMO_ARGS="--preview --player dellacherie"
 DEMO_ARGS ?=
 
-.PHONY: test demo venv clean
+.PHONY: test demo headless-demo venv clean
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "make: no python3.11 or python3 found; gamerig needs Python 3.11 or newer" >&2; exit 1; }
@@ -27,7 +28,12 @@ test: $(STAMP)
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
 
+# The whole rig: the simulator, gamerigd and its four services, playing until Ctrl-C.
 demo: $(STAMP)
+	$(BIN)/gamerigctl rig-demo $(DEMO_ARGS)
+
+# The AI alone, headless games in the terminal.
+headless-demo: $(STAMP)
 	$(BIN)/gamerigctl demo $(DEMO_ARGS)
 
 clean:

@@ -13,7 +13,10 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
-from . import bench_ai, bench_keys, bench_vision, calibrate, demo, keys_cli, sim, snapshot_cli, status_cli, tune
+from . import (
+    bench_ai, bench_keys, bench_rig, bench_vision, calibrate, demo, keys_cli, rig_demo, sim, snapshot_cli, status_cli,
+    tune, watch_cli,
+)
 from .player_config import available_players, load_player, players_dir
 
 #: Exit code for usage and configuration errors, as argparse uses.
@@ -45,12 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('gamerig')}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     demo.register(subparsers)
+    rig_demo.register(subparsers)
     _register_players(subparsers)
     _register_bench(subparsers)
     tune.register(subparsers)
     calibrate.register(subparsers)
     sim.register(subparsers)
     status_cli.register(subparsers)
+    watch_cli.register(subparsers)
     keys_cli.register(subparsers)
     snapshot_cli.register(subparsers)
     return parser
@@ -64,6 +69,7 @@ def _register_bench(subparsers: argparse._SubParsersAction) -> None:
     bench_ai.register(bench_subparsers)
     bench_vision.register(bench_subparsers)
     bench_keys.register(bench_subparsers)
+    bench_rig.register(bench_subparsers)
     bench.set_defaults(func=lambda args: _usage(bench))
 
 

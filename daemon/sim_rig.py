@@ -1,0 +1,278 @@
+"""The whole rig against the simulator, as real processes: what `make demo`, `gamerigctl bench rig`
+and the end-to-end tests start.
+
+    with SimRig(SimRigOptions(level=5, preview=True), workdir) as rig:   # playing once entered
+        rig.status()                     # gamerigd's status reply
+        rig.fault("drop=0.02")           # a simulator fault, through its control server
+
+:meth:`SimRig.start`, in order:
+
+1. ``gamerigctl sim --json --truth <workdir>/truth.jsonl --link <workdir>/relay`` as a child
+   process (its own interpreter, like the real target machine); its start-up line gives the stream
+   and control URLs.
+2. A rig config: configs/gamerig-sim.yaml with the camera pointed at the stream, the keys at the
+   board's link, the calibration and the ipc bus in the work folder (so a run never meets another
+   rig's bus), the level and preview of the simulator.
+3. ``gamerigd --config <it> --paused`` as a child; waits until all four services are alive.
+4. Calibration through the daemon (``calibrate`` on the control socket, the camera service
+   calibrating on live frames) from the well's true corners: the simulator's camera is seeded, so
+   its homography is known here (:func:`true_corners`) and the camera service refines them.
+   Meanwhile the board is kept clear (the simulator's calibration-mode ``clear``), so the well
+   looks empty, while pieces keep landing, so the preview changes (:meth:`SimRig.calibrate`).
+5. The board is cleared again and ``play`` is sent; the faults of the options are posted then, so
+   their times count from the start of play.
+
+:meth:`SimRig.stop`: SIGTERM to gamerigd (it releases the relays first and stops its services),
+then to the simulator; SIGKILL only after a timeout.  Every path out of :meth:`start` stops what
+it started.
+
+Tested by tests/integration/test_rig_end_to_end.py and tests/integration/test_bench_rig.py.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+import zmq
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.render import render
+from gamerig.games.tetris.skins import skin as skin_by_name
+from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, homography, map_points
+from gamerig.hardware.sim.target import TargetOptions
+
+from .bus import ControlClient, DaemonNotRunning
+from .rig_config import load_rig_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM_CONFIG = ROOT / "configs" / "gamerig-sim.yaml"
+#: From gamerigd's start to all four services alive (the ai loads its player and compiles at start).
+SERVICES_UP_S = 180.0
+CALIBRATE_S = 60.0
+#: The calibration's capture: long enough for pieces to land at level 1 too, so the preview changes.
+CALIBRATION_FRAMES = 30
+CALIBRATION_EVERY_S = 0.4
+CLEAR_EVERY_S = 0.2
+STOP_S = 10.0
+
+
+class RigFailed(RuntimeError):
+    """The rig could not be brought up; the message says which step and why."""
+
+
+@dataclass(frozen=True)
+class SimRigOptions:
+    """The simulated target and how the rig plays it."""
+
+    level: int = 5
+    preview: bool = True
+    seed: int = 0
+    skin: str = "elektronika1986"
+    player: str = "gamerig"
+    #: Simulator faults ``NAME[=VALUE][@SECONDS]``, SECONDS counted from the start of play.
+    faults: tuple[str, ...] = ()
+    #: The rig config's ``play`` and ``watchdog`` sections, as in configs/gamerig-sim.yaml when empty.
+    play: dict[str, Any] = field(default_factory=dict)
+
+
+def true_corners(seed: int, skin: str) -> np.ndarray:
+    """The well's corners (TL TR BR BL, frame pixels) as ``gamerigctl sim --seed SEED --skin SKIN``
+    films them: its camera is ``TargetOptions(camera_seed=seed).camera_settings()``."""
+    settings = TargetOptions(camera_seed=seed).camera_settings()
+    screen = render(Board(), skin_by_name(skin), size=FRAME_SIZE)
+    height, width = screen.image.shape[:2]
+    return map_points(homography(settings, (width, height)), screen.well_corners)
+
+
+def gamerigctl_command() -> list[str]:
+    """The command line of gamerigctl in this interpreter (works without the console scripts on PATH)."""
+    return [sys.executable, "-c", "import sys; from gamerig.daemon.ctl import main; sys.exit(main())"]
+
+
+def gamerigd_command() -> list[str]:
+    """The command line of gamerigd in this interpreter."""
+    return [sys.executable, "-c", "import sys; from gamerig.daemon.gamerigd import main; sys.exit(main())"]
+
+
+class SimRig:
+    """The simulator and gamerigd as child processes; see the module docstring."""
+
+    def __init__(self, options: SimRigOptions, workdir: Path) -> None:
+        self.options = options
+        self.workdir = Path(workdir)
+        self.truth_path = self.workdir / "truth.jsonl"
+        self.config_path = self.workdir / "gamerig.yaml"
+        self.sim_log = self.workdir / "sim.log"
+        self.daemon_log = self.workdir / "gamerigd.log"
+        self.sim: subprocess.Popen[bytes] | None = None
+        self.daemon: subprocess.Popen[bytes] | None = None
+        self.sim_info: dict[str, Any] = {}
+        self.play_started_t: float | None = None  # time.monotonic() when play was sent
+        self.calibration: dict[str, Any] = {}  # the camera's cam.calibrated reply
+        self._context = zmq.Context()
+
+    # ---- lifetime ------------------------------------------------------------------------------
+
+    def __enter__(self) -> SimRig:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Simulator, config, gamerigd, calibration, play (see the module docstring); RigFailed says
+        which step failed.  Stops whatever it started when it fails."""
+        try:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._start_simulator()
+            self._write_config()
+            self._start_daemon()
+            self.calibration = self.calibrate()
+            self.fault("clear")  # play starts on an empty board too
+            self.request("play")
+            self.play_started_t = time.monotonic()
+            for spec in self.options.faults:
+                self.fault(spec)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """SIGTERM gamerigd (relays released first), then the simulator; SIGKILL after STOP_S.  Idempotent."""
+        for process in (self.daemon, self.sim):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(STOP_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        if not self._context.closed:
+            self._context.term()
+
+    # ---- the parts -------------------------------------------------------------------------------
+
+    def _start_simulator(self) -> None:
+        o = self.options
+        command = [
+            *gamerigctl_command(), "sim", "--json", "--level", str(o.level), "--seed", str(o.seed), "--skin", o.skin,
+            "--truth", str(self.truth_path), "--link", str(self.workdir / "relay"),
+            *(["--preview"] if o.preview else []),
+        ]
+        with open(self.sim_log, "wb") as log:
+            self.sim = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        assert self.sim.stdout is not None
+        line = self.sim.stdout.readline()
+        if not line:
+            self.sim.wait(STOP_S)
+            raise RigFailed(f"the simulator did not start (exit {self.sim.returncode}): {_tail(self.sim_log)}")
+        self.sim_info = json.loads(line)
+
+    def _write_config(self) -> None:
+        o = self.options
+        config = yaml.safe_load(SIM_CONFIG.read_text())
+        config.update(initial_level=o.level, preview=o.preview, player=o.player)
+        config["camera"] = {**config["camera"], "source": self.sim_info["stream_url"], "calibration": "calibration.yaml"}
+        config["keys"] = {**config["keys"], "port": self.sim_info["serial_path"]}
+        config["bus"] = {**config["bus"], "runtime_dir": str(self.workdir / "run")}
+        config["play"] = {**config.get("play", {}), **o.play}
+        self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        self.endpoints = load_rig_config(self.config_path).bus.endpoints()
+
+    def _start_daemon(self) -> None:
+        with open(self.daemon_log, "wb") as log:
+            self.daemon = subprocess.Popen(
+                [*gamerigd_command(), "--config", str(self.config_path), "--paused"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        deadline = time.monotonic() + SERVICES_UP_S
+        while time.monotonic() < deadline:
+            if self.daemon.poll() is not None:
+                raise RigFailed(f"gamerigd exited with {self.daemon.returncode}: {_tail(self.daemon_log)}")
+            try:
+                if self.request("status", timeout_s=1.0)["daemon"]["healthy"]:
+                    return
+            except DaemonNotRunning:
+                pass
+            time.sleep(0.2)
+        raise RigFailed(f"the services were not all alive within {SERVICES_UP_S:g} s: {_tail(self.daemon_log)}")
+
+    def calibrate(self) -> dict[str, Any]:
+        """Calibrate the camera service on live frames from the well's true corners.
+
+        The game goes on meanwhile (the rig is paused, the pieces fall): the board is cleared every
+        CLEAR_EVERY_S so the well looks empty in almost every frame, and the capture lasts long
+        enough for pieces to land and the next piece to change, which the preview box is found by."""
+        corners = true_corners(self.options.seed, self.options.skin)
+        done = threading.Event()
+        clearer = threading.Thread(target=self._keep_clearing, args=(done,), daemon=True)
+        clearer.start()
+        try:
+            reply = self.request(
+                "calibrate", timeout_s=CALIBRATE_S, out=str(self.workdir / "calibration.yaml"),
+                png=str(self.workdir / "calibration.png"), corners=corners.tolist(),
+                frames=CALIBRATION_FRAMES, every_s=CALIBRATION_EVERY_S,
+            )
+        finally:
+            done.set()
+            clearer.join()
+        if reply.get("ok") is not True:
+            raise RigFailed(f"calibration failed: {reply.get('message') or reply.get('error')}")
+        return reply
+
+    def _keep_clearing(self, done: threading.Event) -> None:
+        while not done.wait(CLEAR_EVERY_S):
+            self.fault("clear")
+
+    # ---- while it runs ---------------------------------------------------------------------------
+
+    def request(self, cmd: str, timeout_s: float = 5.0, **args: Any) -> dict[str, Any]:
+        """One request to gamerigd's control socket; raises DaemonNotRunning."""
+        client = ControlClient(self._context, self.endpoints, timeout_s)
+        try:
+            return client.request(cmd, **args)
+        finally:
+            client.close()
+
+    def status(self) -> dict[str, Any]:
+        """gamerigd's status reply."""
+        return self.request("status")
+
+    def fault(self, spec: str) -> None:
+        """Post a fault to the simulator's control server (``NAME[=VALUE][@SECONDS]`` from now)."""
+        request = urllib.request.Request(f"{self.sim_info['control_url']}/fault", data=spec.encode(), method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=5.0):
+                pass
+        except urllib.error.HTTPError as exc:
+            raise RigFailed(f"the simulator refused the fault {spec!r}: {exc.read().decode(errors='replace')}") from None
+
+    def truth(self) -> dict[str, Any]:
+        """The simulator's newest frame record (GET /truth)."""
+        with urllib.request.urlopen(f"{self.sim_info['control_url']}/truth", timeout=5.0) as reply:
+            return json.loads(reply.read())
+
+    def alive(self) -> bool:
+        """Both children still run."""
+        return all(p is not None and p.poll() is None for p in (self.sim, self.daemon))
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
