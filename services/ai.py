@@ -41,10 +41,12 @@ and once a second.
 
 Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
 publisher; its keys, played in games/tetris/engine.py, land where its prediction says.  Measured
-ad hoc against the simulator through the real camera, relay and watchdog services (level 5, 90 s,
-2026-12-02, before CORRECTION_EVIDENCE_S): 23 plans; per the simulator's ground truth 21 of the 22
-checked pieces came to rest on their target, the other after a correction made from a lagging
-frame; 11 drops confirmed by a frame and 11 sent unconfirmed; planning p50 3.6 ms, max 17 ms.
+ad hoc against `gamerigctl sim --level 5 --preview` through the real camera, relay and watchdog
+services (90 s, load average 4.6 on the shared 2-core machine, 2026-12-02): 25 plans, and by the
+simulator's ground truth all 25 pieces came to rest on their targets; 12 drops confirmed by a
+frame, 13 sent unconfirmed (the camera had lost the piece), no correction, no deadline miss;
+planning p50 3.4 ms, max 33 ms.  (The run before CORRECTION_EVIDENCE_S: one piece of 22 missed its
+target after a correction made from a lagging frame.)
 """
 
 from __future__ import annotations
