@@ -41,9 +41,13 @@ def run(service: Service, config_path: Path) -> None:
     """The service loop (see the module docstring)."""
     config = load_rig_config(config_path)
     inbox = service.subscriber(SUBSCRIPTIONS)
+    predecessor = service.subscriber(["wd.state"])  # the proxy replays the last one: a restart keeps the counts
     service.publisher.wait_connected(1.0)
     inbox.wait_connected(1.0)
     dog = Watchdog(config.watchdog, time.monotonic())
+    if predecessor.wait_connected(1.0) and (last := predecessor.receive(0)) is not None:
+        dog.continue_from(last.body)
+    predecessor.close()
     _publish(service, dog.start(time.monotonic()))
     service.set_state("active", dog.reason)
     dropped = 0

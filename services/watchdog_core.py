@@ -124,6 +124,20 @@ class Watchdog:
             self.counters["malformed"] += 1
         return out
 
+    def continue_from(self, previous: dict[str, Any]) -> None:
+        """Carry on the counts of the watchdog this one replaces (its last ``wd.state``, which the
+        proxy keeps), so a restart does not reset what status shows.  ``deadline_misses`` is not
+        carried: the tally re-adds the services' cumulative counts from their current states."""
+        counters = previous.get("counters")
+        if isinstance(counters, dict):
+            for key in COUNTERS:
+                value = counters.get(key)
+                if key != "deadline_misses" and isinstance(value, int) and not isinstance(value, bool):
+                    self.counters[key] += value
+        max_halt_s = previous.get("max_halt_s")
+        if isinstance(max_halt_s, (int, float)) and math.isfinite(max_halt_s):
+            self.max_halt_s = max(self.max_halt_s, float(max_halt_s))
+
     def count_malformed(self, count: int) -> None:
         """Add messages the caller's subscriber dropped as malformed."""
         self.counters["malformed"] += count

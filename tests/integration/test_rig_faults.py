@@ -7,7 +7,9 @@ from the bus (a thread records wd.*, predict.board and relay.state):
 
 - kill -9 of camera, ai, watchdog and relay in turn: each is restarted (new pid, one more
   restart in status), pieces are dropped again after it, and every relay contact closed at the
-  kill opened within 1 s of it (the relay is killed while a contact is closed);
+  kill opened within 1 s of it (the relay is killed while a contact is closed); the watchdog's
+  counters in status never go down (a restarted watchdog continues from its predecessor's last
+  wd.state);
 - a frozen camera (the simulator repeats its frame for 1.5 s): wd.halt naming the stale frames,
   nothing pressed while halted, wd.resume after the freeze and pieces dropped again; the halt's
   delay after the freeze is printed, not asserted against 3 frame periods (timing targets are the
@@ -161,7 +163,8 @@ def playing_again(rig: SimRig, since: float, what: str) -> None:
 @pytest.mark.parametrize("name", ["camera", "ai", "watchdog", "relay"])
 def test_kill_9_of_a_service_during_play(rig: SimRig, bus: Recorder, name: str) -> None:
     playing_again(rig, time.monotonic() - 3.0, "the previous test")
-    before = rig.status()["services"][name]
+    status = rig.status()
+    before, counted = status["services"][name], status["watchdog"]["counters"]
     if name == "relay":  # kill it holding a key: the case the 1 s bound is about
         deadline = time.monotonic() + 10.0
         while not ((contacts := rig.machine.contacts()) and contacts[-1].closed):
@@ -181,7 +184,10 @@ def test_kill_9_of_a_service_during_play(rig: SimRig, bus: Recorder, name: str) 
     if name == "relay":
         assert released, "no output was closed at the kill"
     assert all(delay <= RELEASE_AFTER_KILL_S for delay in released.values()), released
-    assert rig.status()["game"]["synced"] is True
+    status = rig.status()
+    assert status["game"]["synced"] is True
+    for key in ("halts", "resyncs", "checks", "stale_frames"):  # a restarted watchdog carries on counting
+        assert status["watchdog"]["counters"][key] >= counted[key], (key, status["watchdog"]["counters"], counted)
 
 
 def test_frozen_camera_halts_play_and_play_resumes(rig: SimRig, bus: Recorder) -> None:
