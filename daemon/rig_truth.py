@@ -2,8 +2,9 @@
 of the rig: pieces, lines, the piece sequence, and glass-to-first-key latencies.
 
 - A piece *appears on the glass* in the first frame record whose piece is not None after one
-  whose piece was None (Standard Tetris shows no piece between a lock and the next spawn), or
-  whose game number changed.
+  whose piece was None (Standard Tetris shows no piece between a lock and the next spawn), or was
+  of another type or lower (a drop and the gravity step that spawns the next piece can fall in one
+  frame), or whose game number changed.
 - Its *first key* is the first relay closure the keyboard registered (an ``edge`` with
   ``pressed``, dropped presses included: the relay did close) after that frame and before the
   next piece appeared.  Glass-to-key is the edge's contact time minus the frame's time.
@@ -66,7 +67,9 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
             if kind != "frame":
                 continue
             piece, game, t = record["piece"], record["game"], record["t"]
-            appeared = piece is not None and (previous_piece is None or game != previous_game)
+            appeared = piece is not None and (
+                previous_piece is None or game != previous_game or piece["kind"] != previous_piece["kind"] or piece["y"] > previous_piece["y"]
+            )
             previous_piece, previous_game = piece, game
             if t < since_t:
                 continue

@@ -83,8 +83,9 @@ class SimRigOptions:
     player: str = "gamerig"
     #: Simulator faults ``NAME[=VALUE][@SECONDS]``, SECONDS counted from the start of play.
     faults: tuple[str, ...] = ()
-    #: The rig config's ``play`` and ``watchdog`` sections, as in configs/gamerig-sim.yaml when empty.
+    #: Overrides of configs/gamerig-sim.yaml's ``play`` and ``keys`` sections (e.g. hold_ms, gap_ms).
     play: dict[str, Any] = field(default_factory=dict)
+    keys: dict[str, Any] = field(default_factory=dict)
 
 
 def true_corners(seed: int, skin: str) -> np.ndarray:
@@ -186,7 +187,7 @@ class SimRig:
         config = yaml.safe_load(SIM_CONFIG.read_text())
         config.update(initial_level=o.level, preview=o.preview, player=o.player)
         config["camera"] = {**config["camera"], "source": self.sim_info["stream_url"], "calibration": "calibration.yaml"}
-        config["keys"] = {**config["keys"], "port": self.sim_info["serial_path"]}
+        config["keys"] = {**config["keys"], **o.keys, "port": self.sim_info["serial_path"]}
         config["bus"] = {**config["bus"], "runtime_dir": str(self.workdir / "run")}
         config["play"] = {**config.get("play", {}), **o.play}
         self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
