@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,12 +25,12 @@ import yaml
 import zmq
 
 from gamerig.daemon.bus import Endpoints, Message, Publisher, Subscriber
-from gamerig.daemon.bus_proxy import BusProxy
 from gamerig.daemon.player_config import config_dir
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import Game
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.games.tetris.sequence import RandomPieces
+from support.bus_proxy import running_proxy
 
 LEVEL = 4
 HOLD_MS = GAP_MS = 30
@@ -42,17 +41,11 @@ START_TIMEOUT_S = 90.0  # in a fresh clone the first ai process compiles the num
 @pytest.fixture(scope="module")
 def bus() -> Iterator[tuple[zmq.Context, Endpoints, Path]]:
     root = Path(tempfile.mkdtemp(prefix="grai"))
-    context = zmq.Context()
     endpoints = Endpoints.default(root)
-    proxy = BusProxy(context, endpoints)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    yield context, endpoints, root
-    stop.set()
-    thread.join(2)
-    proxy.close()
-    context.term()
+    with running_proxy(endpoints):
+        context = zmq.Context()
+        yield context, endpoints, root
+        context.destroy(linger=0)
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -7,7 +7,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,25 +27,9 @@ from gamerig.daemon.bus import (
     encode,
 )
 from gamerig.daemon.bus_proxy import BusProxy
+from support.bus_proxy import running_proxy
 
 WAIT_S = 5.0  # generous: the machine is shared
-
-
-@contextmanager
-def running_proxy(endpoints: Endpoints) -> Iterator[BusProxy]:
-    """A BusProxy on its own context, run in a thread as gamerigd runs it."""
-    context = zmq.Context()
-    proxy = BusProxy(context, endpoints)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        yield proxy
-    finally:
-        stop.set()
-        thread.join(WAIT_S)
-        proxy.close()
-        context.term()
 
 
 @pytest.fixture
@@ -56,7 +39,7 @@ def endpoints(tmp_path: Path) -> Endpoints:
 
 @pytest.fixture
 def proxy(endpoints: Endpoints) -> Iterator[BusProxy]:
-    with running_proxy(endpoints) as proxy:
+    with running_proxy(endpoints) as (_, proxy):
         yield proxy
 
 
@@ -179,7 +162,7 @@ def test_a_publisher_started_before_the_proxy_resends_its_state(context: zmq.Con
         late = Subscriber(context, endpoints, ["wd."])
         assert receive_topic(late, "wd.state").body == {"halted": False}
         late.close()
-    with running_proxy(endpoints) as restarted:  # a restarted gamerigd knows nothing
+    with running_proxy(endpoints) as (_, restarted):  # a restarted gamerigd knows nothing
         deadline = time.monotonic() + WAIT_S
         while restarted.state_topics() != ["wd.state"] and time.monotonic() < deadline:
             pub.connected  # what every heartbeat's publish does: take the new subscription, re-send

@@ -7,7 +7,6 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from gamerig.daemon.bus import ControlClient, ControlServer, Endpoints, Publishe
 from gamerig.daemon.bus_proxy import BusProxy
 from gamerig.daemon.bus_security import BusSecurity, InsecureBus
 from gamerig.daemon.config_errors import ConfigError
+from support.bus_proxy import running_proxy
 
 WAIT_S = 5.0
 REJECTED_S = 1.0  # how long a rejected client is watched for (nothing must arrive)
@@ -55,22 +55,6 @@ def context() -> Iterator[zmq.Context]:
     context.destroy(linger=0)
 
 
-@contextmanager
-def secure_proxy(endpoints: Endpoints, security: BusSecurity | None) -> Iterator[tuple[zmq.Context, BusProxy]]:
-    context = zmq.Context()
-    proxy = BusProxy(context, endpoints, security)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        yield context, proxy
-    finally:
-        stop.set()
-        thread.join(WAIT_S)
-        proxy.close()
-        context.term()  # returns: the ZAP thread was stopped by close()
-
-
 def test_the_keys_command_refuses_to_overwrite(keys: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert ctl.main(["keys", "--dir", str(keys)]) == 1
     assert "exists" in capsys.readouterr().err
@@ -91,7 +75,7 @@ def test_the_keys_command_writes_to_the_config_folder_by_default(
 def test_an_allowed_client_gets_messages(keys: Path, context: zmq.Context) -> None:
     security = BusSecurity.load(keys / "server.key_secret")
     endpoints = tcp_endpoints()
-    with secure_proxy(endpoints, security):
+    with running_proxy(endpoints, security):
         client = BusSecurity.load(keys / "server.key", client_key=keys / "client.key_secret")  # a remote host
         sub = Subscriber(context, endpoints, ["hb."], client)
         pub = Publisher(context, endpoints, "camera", client)
@@ -105,7 +89,7 @@ def test_an_unknown_client_key_gets_nothing(keys: Path, stranger_keys: Path, con
     security = BusSecurity.load(keys / "server.key_secret")
     endpoints = tcp_endpoints()
     stranger = BusSecurity.load(keys / "server.key", client_key=stranger_keys / "client.key_secret")
-    with secure_proxy(endpoints, security) as (_, proxy):
+    with running_proxy(endpoints, security) as (_, proxy):
         pub = Publisher(context, endpoints, "camera", security)
         assert pub.wait_connected(WAIT_S)
         pub.publish("hb.camera", {"state": "ready"})
@@ -123,7 +107,7 @@ def test_an_unknown_client_key_gets_nothing(keys: Path, stranger_keys: Path, con
 def test_a_plain_client_cannot_join_a_curve_bus(keys: Path, context: zmq.Context) -> None:
     security = BusSecurity.load(keys / "server.key_secret")
     endpoints = tcp_endpoints()
-    with secure_proxy(endpoints, security):
+    with running_proxy(endpoints, security):
         plain = Endpoints(endpoints.publish, endpoints.subscribe, endpoints.control, insecure=True)
         assert not Publisher(context, plain, "camera").wait_connected(REJECTED_S)
 
@@ -141,7 +125,7 @@ def test_a_plain_tcp_bus_is_refused_unless_insecure(context: zmq.Context) -> Non
         with pytest.raises(InsecureBus, match="bus.insecure: true"):
             make()
     insecure = tcp_endpoints(insecure=True)
-    with secure_proxy(insecure, None):
+    with running_proxy(insecure, None):
         sub = Subscriber(context, insecure, ["hb."])
         pub = Publisher(context, insecure, "camera")
         assert pub.wait_connected(WAIT_S)
@@ -154,7 +138,7 @@ def test_control_and_proxy_share_one_authenticator(keys: Path, stranger_keys: Pa
     security = BusSecurity.load(keys / "server.key_secret")
     stranger = BusSecurity.load(keys / "server.key", client_key=stranger_keys / "client.key_secret")
     endpoints = tcp_endpoints()
-    with secure_proxy(endpoints, security) as (daemon_context, _):
+    with running_proxy(endpoints, security) as (daemon_context, _):
         server = ControlServer(daemon_context, endpoints, security)
         stop = threading.Event()
 

@@ -36,13 +36,13 @@ import yaml
 import zmq
 
 from gamerig.daemon.bus import Endpoints, Message, Publisher, Subscriber
-from gamerig.daemon.bus_proxy import BusProxy
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.vision_bench import CORNER_TOLERANCE_PX
 from gamerig.hardware.sim.game_session import GameOptions
 from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, homography, map_points
 from gamerig.hardware.sim.target import Target, TargetOptions
+from support.bus_proxy import running_proxy
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Left column of each O in a row of five, which clears two rows.
@@ -55,17 +55,11 @@ BOARD_WINDOW_S = 1.2
 
 @pytest.fixture
 def bus(tmp_path: Path) -> Iterator[tuple[zmq.Context, Endpoints]]:
-    context = zmq.Context()
     endpoints = Endpoints.default(tmp_path)
-    proxy = BusProxy(context, endpoints)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    yield context, endpoints
-    stop.set()
-    thread.join(2.0)
-    proxy.close()
-    context.term()
+    with running_proxy(endpoints):
+        context = zmq.Context()
+        yield context, endpoints
+        context.destroy(linger=0)
 
 
 class Collector(threading.Thread):

@@ -8,19 +8,17 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import zmq
 
 from gamerig.daemon.bus import Endpoints, Message, Subscriber
-from gamerig.daemon.bus_proxy import BusProxy
 from gamerig.daemon.bus_security import BusSecurity, generate_keys
 from gamerig.services.lifecycle import HEARTBEAT_LIFESPAN_S, Service
+from support.bus_proxy import running_proxy
 
 WAIT_S = 10.0  # a child's start-up on a busy machine
 SIM_CONFIG = Path(__file__).parents[2] / "configs" / "gamerig-sim.yaml"
@@ -44,22 +42,6 @@ def run(service, config):
 
 sys.exit(service_main("demo", run, sys.argv[1:]))
 """
-
-
-@contextmanager
-def running_proxy(endpoints: Endpoints, security: BusSecurity | None = None) -> Iterator[None]:
-    context = zmq.Context()
-    proxy = BusProxy(context, endpoints, security)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(WAIT_S)
-        proxy.close()
-        context.term()
 
 
 @pytest.fixture

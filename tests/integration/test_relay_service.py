@@ -23,8 +23,8 @@ import pytest
 import zmq
 
 from gamerig.daemon.bus import Endpoints, Message, Publisher, Subscriber
-from gamerig.daemon.bus_proxy import BusProxy
 from gamerig.hardware.sim.relay_board import VirtualRelayBoard
+from support.bus_proxy import running_proxy
 
 HOLD_MS = 250  # long enough that a release well before it ends is the halt's doing
 GAP_MS = 30
@@ -119,17 +119,11 @@ class Rig:
 @pytest.fixture(scope="module")
 def bus() -> Iterator[tuple[zmq.Context, Endpoints, Path]]:
     root = Path(tempfile.mkdtemp(prefix="grrelay"))  # short: ipc paths are limited to 107 bytes
-    context = zmq.Context()
     endpoints = Endpoints.default(root)
-    proxy = BusProxy(context, endpoints)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    yield context, endpoints, root
-    stop.set()
-    thread.join(2)
-    proxy.close()
-    context.term()
+    with running_proxy(endpoints):
+        context = zmq.Context()
+        yield context, endpoints, root
+        context.destroy(linger=0)
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ import pytest
 import zmq
 
 from gamerig.daemon.bus import Endpoints, Message, Publisher, Subscriber
-from gamerig.daemon.bus_proxy import BusProxy
+from support.bus_proxy import running_proxy
 
 ROOT = Path(__file__).resolve().parents[2]
 PERIOD = 1 / 60
@@ -36,17 +35,11 @@ B = EMPTY[:19] + ["....####.."]
 
 @pytest.fixture
 def bus(tmp_path: Path) -> Iterator[tuple[zmq.Context, Endpoints]]:
-    context = zmq.Context()
     endpoints = Endpoints.default(tmp_path)
-    proxy = BusProxy(context, endpoints)
-    stop = threading.Event()
-    thread = threading.Thread(target=proxy.run, args=(stop,), daemon=True)
-    thread.start()
-    yield context, endpoints
-    stop.set()
-    thread.join(2.0)
-    proxy.close()
-    context.term()
+    with running_proxy(endpoints):
+        context = zmq.Context()
+        yield context, endpoints
+        context.destroy(linger=0)
 
 
 def rig_config(tmp_path: Path) -> Path:
