@@ -24,8 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .snapshot_cli import ask_daemon
-from .status_cli import DAEMON_NOT_RUNNING
+from .daemon_client import DAEMON_NOT_RUNNING, ask_daemon
 
 FAILED = 1
 #: gamerigd waits up to 30 s for the camera's answer (supervisor.Timeouts.calibrate_s); this much longer here.

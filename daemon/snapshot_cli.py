@@ -26,11 +26,9 @@ from typing import Any
 
 import cv2
 import numpy as np
-import zmq
 
-from .bus import ControlClient, DaemonNotRunning
-from .rig_config import default_config_path, load_rig_config
-from .status_cli import DAEMON_NOT_RUNNING
+from .rig_config import default_config_path
+from .daemon_client import DAEMON_NOT_RUNNING, ask_daemon
 
 FAILED = 1
 #: gamerigd waits up to 5 s for the camera (supervisor.Timeouts.snapshot_s); this much longer here.
@@ -56,21 +54,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", default=default_config_path(), help="the rig config naming the bus (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the boards and the PNG's path)")
     parser.set_defaults(func=run)
-
-
-def ask_daemon(config_path: Path, cmd: str, timeout_s: float, **args: Any) -> dict[str, Any] | None:
-    """gamerigd's reply to ``cmd``, or None after saying on stderr that no daemon answers."""
-    bus = load_rig_config(config_path).bus
-    context = zmq.Context()
-    client = ControlClient(context, bus.endpoints(), timeout_s, bus.security())
-    try:
-        return client.request(cmd, **args)
-    except DaemonNotRunning as exc:
-        print(f"gamerigctl: {exc}", file=sys.stderr)
-        return None
-    finally:
-        client.close()
-        context.term()
 
 
 def run(args: argparse.Namespace) -> int:

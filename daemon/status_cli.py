@@ -15,13 +15,10 @@ import json
 import sys
 from typing import Any
 
-import zmq
-
-from .bus import ControlClient, DaemonNotRunning
-from .rig_config import default_config_path, load_rig_config
+from .daemon_client import DAEMON_NOT_RUNNING, ask_daemon
+from .rig_config import default_config_path
 
 #: Exit code when gamerigd is not running (2 is a usage or config error).
-DAEMON_NOT_RUNNING = 3
 MODE_COMMANDS = {
     "play": "start or resume play",
     "pause": "pause play (the relays go safe; state is kept)",
@@ -51,7 +48,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def run_status(args: argparse.Namespace) -> int:
     """Print the daemon's status; 0 when every service is alive, 1 when not, 3 when no daemon."""
-    reply = _request(args, "status")
+    reply = ask_daemon(args.config, "status", args.timeout)
     if reply is None:
         return DAEMON_NOT_RUNNING
     print(json.dumps(reply, indent=2) if args.json else format_status(reply))
@@ -60,7 +57,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 def run_mode(args: argparse.Namespace) -> int:
     """Send play, pause or stop; 0 when the daemon accepted it."""
-    reply = _request(args, args.mode)
+    reply = ask_daemon(args.config, args.mode, args.timeout)
     if reply is None:
         return DAEMON_NOT_RUNNING
     if args.json:
@@ -70,21 +67,6 @@ def run_mode(args: argparse.Namespace) -> int:
     else:
         print(f"gamerigctl: error: {reply.get('error')}", file=sys.stderr)
     return 0 if reply.get("ok") else 1
-
-
-def _request(args: argparse.Namespace, cmd: str) -> dict[str, Any] | None:
-    """The daemon's reply, or None (after saying so on stderr) when it does not answer."""
-    bus = load_rig_config(args.config).bus
-    context = zmq.Context()
-    client = ControlClient(context, bus.endpoints(), args.timeout, bus.security())
-    try:
-        return client.request(cmd)
-    except DaemonNotRunning as exc:
-        print(f"gamerigctl: {exc}", file=sys.stderr)
-        return None
-    finally:
-        client.close()
-        context.term()
 
 
 def format_status(status: dict[str, Any]) -> str:

@@ -33,13 +33,12 @@ import zmq
 
 from .bus import Endpoints, Message, Subscriber
 from .bus_security import BusSecurity
+from .daemon_client import DAEMON_NOT_RUNNING
 from .rig_config import default_config_path, load_rig_config
 from .terminal_view import render_board, side_by_side
 
 TOPICS = ("obs.frame", "predict.board", "plan.keys", "ai.state", "relay.state", "relay.key", "wd.", "cam.state")
 LATENCY_WINDOW = 500
-#: Exit code when nothing was heard on the bus (as gamerigctl status without a daemon).
-DAEMON_NOT_RUNNING = 3
 HOME, CLEAR_BELOW, CLEAR_SCREEN = "\x1b[H", "\x1b[J", "\x1b[2J"
 
 
