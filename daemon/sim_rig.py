@@ -24,7 +24,8 @@ and the end-to-end tests start.
 
 :meth:`SimRig.stop`: SIGTERM to gamerigd (it releases the relays first and stops its services),
 then to the simulator; SIGKILL only after a timeout.  Every path out of :meth:`start` stops what
-it started.
+it started.  The children run in sessions of their own, so a Ctrl-C in the terminal reaches only
+this process, which stops them in that order; a parent killed with -9 leaves them running.
 
 Tested by tests/integration/test_rig_end_to_end.py and tests/integration/test_bench_rig.py.
 """

@@ -9,8 +9,8 @@ watchdog must have compared the camera's boards with the ai's predictions for mo
 observed and predicted boards and the plan; gamerigd's status says all four services are alive;
 and stopping leaves no process and no relay link behind, gamerigd exiting 0.
 
-Takes 80-100 s on the shared 2-core machine (about 15 s to start and calibrate, then ~1.3 pieces a
-second).  Not covered here: faults (kill -9, frozen camera, unplug, dropped presses), which the
+Takes 70-110 s on the shared 2-core machine (about 20 s to start and calibrate, then ~1.7 pieces a
+second with the simulator config's 30/30 ms keys).  Not covered here: faults (kill -9, frozen camera, unplug, dropped presses), which the
 services' own tests and `gamerigctl bench rig --fault` exercise.
 """
 
