@@ -41,12 +41,15 @@ Measured 2026-12-02 on the shared 2-core machine with other helpers' tests and b
   59.6 fps, 0.16.
 - load 2.2 (this version, 17:35 UTC): roundtrip p50 0.28 / p99 4.20 ms (max 5.5); hold error p50
   0.29 / p99 11.6 ms (driver 8.8, pty + board 6.1); 59.95 fps, 0.17 (whole sim process 0.23).
+- quiet machine, nothing else running (19:00 UTC, load 0.3-0.4), three runs in a row: roundtrip
+  p99 1.17, 1.09, 0.87 ms (p50 0.27-0.28); hold error p99 2.12, 3.25, 2.80 ms (median 2.80; p50
+  0.09-0.10; driver's own p99 0.17); 60.0 fps at 0.16-0.17 of a core (whole process 0.22).
 
 Against the issue's targets: sim 60 fps at <= 0.5 core is met (59.6-60.0 fps at 0.16-0.18 of a
 core in the simulator's threads, 0.22-0.23 for its whole process).  Roundtrip p99 <= 5 ms is met
-up to load 2 and missed at load 3.6 (5.3 ms).  Hold error p99 <= 3 ms is missed on this machine
-(3.4 ms in the quietest run, an earlier version at load 0.9; 5-20 ms otherwise).  Why: the tail is
-the scheduler's, not the code's.  A bare ``time.sleep(0.06)`` in an idle Python process here
+up to load 2 and missed at load 3.6 (5.3 ms).  Hold error p99 <= 3 ms is met on a quiet machine (median of
+three runs 2.80 ms, one run of the three 3.25 ms) and missed whenever other work shares the two
+cores (5-20 ms at load 1-3.6).  Why: the tail is the scheduler's, not the code's.  A bare ``time.sleep(0.06)`` in an idle Python process here
 overshoots p99 6.9 ms (max 13 ms) at load 2.6; the driver's own hold error (its thread waking
 late after the hold, seen by its own clock) is 4-15 ms at p99 in the same runs while its median is
 0.04 ms, and the simulator's process (pty reader, then the board) adds a similar tail to each
@@ -56,7 +59,7 @@ reply, ``got b'0'`` within 0.25 s), most likely because the kernel worker that m
 then waits behind the raised processes.  With the simulator in the driver's process (an earlier
 version) the interpreter lock added more: hold error p99 6.7 ms with Python's 5 ms switch
 interval, 3.6 ms at 0.5 ms (hence :func:`prefer_the_board` in the simulator's process).  A
-quiet machine or a dedicated core for the relay process is needed to show the 3 ms target.
+quiet machine or a dedicated core for the relay process is needed for the 3 ms target.
 """
 
 from __future__ import annotations
