@@ -6,6 +6,7 @@ Numato relay 0 = KMtronic relay 01 = LCUS channel 01); each protocol translates 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 
@@ -34,3 +35,20 @@ class Outputs(Protocol):
     def close(self) -> None:
         """Release every output, then let go of the device."""
         ...
+
+
+def wired_codes(
+    wiring: Mapping[int, str], table: Mapping[str, int | str], convert: Callable[[int | str], int], what: str, option: str
+) -> dict[int, int]:
+    """Output -> device code (``what``: a key code, a keysym) for every wired output, each key name
+    looked up in ``table`` and checked by ``convert``; a ValueError names the key and the config
+    ``option`` to give its code in."""
+    codes = {}
+    for output, key in wiring.items():
+        if key not in table:
+            raise ValueError(f"key {key!r} (output {output}) has no {what}: give one in {option}")
+        try:
+            codes[output] = convert(table[key])
+        except ValueError as exc:
+            raise ValueError(f"key {key!r}: {exc}") from None
+    return codes

@@ -31,7 +31,7 @@ import struct
 import threading
 from collections.abc import Callable, Mapping
 
-from gamerig.hardware.keys.outputs import KeyOutputError
+from gamerig.hardware.keys.outputs import KeyOutputError, wired_codes
 
 log = logging.getLogger(__name__)
 
@@ -112,16 +112,7 @@ def keycode(value: int | str) -> int:
 
 def wired_keycodes(wiring: Mapping[int, str], keycodes: Mapping[str, int | str] | None = None) -> dict[int, int]:
     """Output -> key code for every wired output: `keycodes` over the defaults; ValueError names a key without one."""
-    table = {**DEFAULT_KEYCODES, **(keycodes or {})}
-    codes = {}
-    for output, key in wiring.items():
-        if key not in table:
-            raise ValueError(f"key {key!r} (output {output}) has no uinput key code: give one in keycodes")
-        try:
-            codes[output] = keycode(table[key])
-        except ValueError as exc:
-            raise ValueError(f"key {key!r}: {exc}") from None
-    return codes
+    return wired_codes(wiring, {**DEFAULT_KEYCODES, **(keycodes or {})}, keycode, "uinput key code", "keycodes")
 
 
 class UinputOutputs:

@@ -29,7 +29,7 @@ from Xlib import X, XK
 from Xlib import display as xdisplay
 from Xlib import error as xerror
 
-from gamerig.hardware.keys.outputs import KeyOutputError
+from gamerig.hardware.keys.outputs import KeyOutputError, wired_codes
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +68,7 @@ def keysym_name(sym: int) -> str:
 
 def wired_keysyms(wiring: Mapping[int, str], keysyms: Mapping[str, int | str] | None = None) -> dict[int, int]:
     """Output -> keysym for every wired output: `keysyms` over the defaults; ValueError names a key without one."""
-    table = {**DEFAULT_KEYSYMS, **(keysyms or {})}
-    syms = {}
-    for output, key in wiring.items():
-        if key not in table:
-            raise ValueError(f"key {key!r} (output {output}) has no keysym: give one in keysyms")
-        try:
-            syms[output] = keysym(table[key])
-        except ValueError as exc:
-            raise ValueError(f"key {key!r}: {exc}") from None
-    return syms
+    return wired_codes(wiring, {**DEFAULT_KEYSYMS, **(keysyms or {})}, keysym, "keysym", "keysyms")
 
 
 class XtestOutputs:
