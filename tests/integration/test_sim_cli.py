@@ -174,7 +174,10 @@ def test_the_key_config_of_every_board_presses_the_wired_key(tmp_path: Path, boa
     with Machine(MachineOptions(board=board, link_path=str(tmp_path / "relay"))) as machine:
         with open_key_output(machine.key_config(), "test") as keys:
             keys.press("pause")  # output 5: beyond a 4-relay board, so the config must say 8
-        edges = machine.target.keyboard.edges()
+        # a write-only board (LCUS) acts after the driver returns: wait for the release edge
+        deadline = time.monotonic() + 2.0
+        while len(edges := machine.target.keyboard.edges()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert [(e.key, e.pressed) for e in edges] == [("pause", True), ("pause", False)]
 
 
