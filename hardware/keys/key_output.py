@@ -271,17 +271,19 @@ class KeyOutput:
 
     def _open(self, output: int) -> float:
         """Open `output` (falling back to releasing everything if that fails); returns when the
-        command was sent. Counts as a release for the gap even if it failed."""
+        command was sent. Counts as a release for the gap, from when it is done, even if it failed."""
         with self._io:
             self._guard.disarm(output)
             self._held.pop(output, None)
             up_t = time.monotonic()
-            self._last_release = up_t
             try:
                 self._outputs.set(output, False)
             except BaseException:
                 self._outputs.release_all()
                 raise
+            finally:
+                # the gap runs from the release done (written and read back), as the target sees it
+                self._last_release = time.monotonic()
             return up_t
 
     def _release_after_failure(self, output: int) -> None:
