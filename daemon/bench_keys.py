@@ -250,7 +250,7 @@ def _run_machine(link_path: str, conn: Connection) -> None:
             window, process_cpu = machine.performance().since(start), time.process_time() - process_start
             conn.send((window, process_cpu / window.wall_s, machine.target.keyboard.edges()))
             conn.recv()  # the parent closes the pipe when it is done
-        except EOFError:
+        except EOFError:  # the parent ended the run early (a failure there): just stop the machine
             pass
 
 

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                     time.sleep(REDRAW_S)
                 else:
                     time.sleep(REDRAW_S)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C is how the demo is meant to end
             pass
         finally:
             watcher.close()
