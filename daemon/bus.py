@@ -61,7 +61,10 @@ SCHEMA_VERSION = 1
 STATE_TOPICS = ("hb.", "relay.state", "wd.state", "ai.state", "cam.state", "game.state")
 #: A Subscriber also subscribes to HELLO_PREFIX + a token of its own; the proxy answers that
 #: subscription with one message on exactly that topic, which tells the Subscriber it is connected.
-HELLO_PREFIX = "bus.hello."
+#: On connecting, libzmq sends a socket's subscriptions in byte order, so the "~" (after every
+#: letter) puts the handshake last: the proxy replays the kept state for the subscriber's topics
+#: before it answers, and a Subscriber that is connected already holds that state.
+HELLO_PREFIX = "~bus.hello."
 #: The longest ipc:// path a Unix socket address holds (sun_path is 108 bytes with the NUL).
 MAX_IPC_PATH = 107
 

@@ -22,6 +22,7 @@ no halt in the 20 s of play without faults that followed.
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -32,8 +33,13 @@ from gamerig.daemon.rig_config import load_rig_config
 from .lifecycle import Service, service_main
 from .watchdog_core import Watchdog
 
+log = logging.getLogger("gamerig.services.watchdog")
+
 #: The longest wait for a message before the health is checked again: well under a frame period.
 POLL_S = 0.005
+#: How long a (re)started watchdog waits for the proxy's replay of its predecessor's counts: long,
+#: since a busy machine can take over a second to answer, and a missed replay resets what status shows.
+PREDECESSOR_WAIT_S = 5.0
 SUBSCRIPTIONS = ("hb.", "obs.", "plan.keys", "predict.board", "relay.", "ai.state")
 
 
@@ -45,7 +51,9 @@ def run(service: Service, config_path: Path) -> None:
     service.publisher.wait_connected(1.0)
     inbox.wait_connected(1.0)
     dog = Watchdog(config.watchdog, time.monotonic())
-    if predecessor.wait_connected(1.0) and (last := predecessor.receive(0)) is not None:
+    if not predecessor.wait_connected(PREDECESSOR_WAIT_S):
+        log.warning("no answer from the bus proxy in %s s: the counts start from zero", PREDECESSOR_WAIT_S)
+    elif (last := predecessor.receive(0)) is not None:  # the replay comes before the proxy's answer
         dog.continue_from(last.body)
     predecessor.close()
     _publish(service, dog.start(time.monotonic()))
