@@ -10,10 +10,11 @@ and the end-to-end tests start.
 1. ``gamerigctl sim --json --truth <workdir>/truth.jsonl --link <workdir>/relay`` as a child
    process (its own interpreter, like the real target machine); its start-up line gives the stream
    and control URLs.
-2. A rig config: configs/gamerig-sim.yaml with the camera pointed at the stream, the keys at the
-   board's link, the calibration and the ipc bus in the work folder (so a run never meets another
-   rig's bus), the level and preview of the simulator.
-3. ``gamerigd --config <it> --paused`` as a child; waits until all four services are alive.
+2. A rig config (:meth:`RigDaemon.write_config`): configs/gamerig-sim.yaml with the camera pointed
+   at the stream, the keys at the board's link, the calibration and the ipc bus in the work folder
+   (so a run never meets another rig's bus), the level and preview of the simulator.
+3. ``gamerigd --config <it> --paused`` as a child (:class:`RigDaemon`, which the tests' rig with
+   the simulator in the test process uses too); waits until all four services are alive.
 4. Calibration through the daemon (``calibrate`` on the control socket, the camera service
    calibrating on live frames) from the well's true corners: the simulator's camera is seeded, so
    its homography is known here (:func:`true_corners`) and the camera service refines them.
@@ -40,6 +41,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,11 +52,11 @@ import zmq
 
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.render import render
-from gamerig.games.tetris.skins import skin as skin_by_name
-from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, homography, map_points
+from gamerig.games.tetris.skins import Skin, skin as skin_by_name
+from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, CameraSettings, homography, map_points
 from gamerig.hardware.sim.target import TargetOptions
 
-from .bus import ControlClient, DaemonNotRunning
+from .bus import ControlClient, DaemonNotRunning, Endpoints
 from .rig_config import load_rig_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,13 +91,18 @@ class SimRigOptions:
     keys: dict[str, Any] = field(default_factory=dict)
 
 
-def true_corners(seed: int, skin: str) -> np.ndarray:
-    """The well's corners (TL TR BR BL, frame pixels) as ``gamerigctl sim --seed SEED --skin SKIN``
-    films them: its camera is ``TargetOptions(camera_seed=seed).camera_settings()``."""
-    settings = TargetOptions(camera_seed=seed).camera_settings()
-    screen = render(Board(), skin_by_name(skin), size=FRAME_SIZE)
+def filmed_well_corners(camera: CameraSettings, skin: Skin) -> np.ndarray:
+    """The well's corners (TL TR BR BL, frame pixels) as a simulator camera with ``camera``'s
+    settings films a target drawing ``skin``."""
+    screen = render(Board(), skin, size=FRAME_SIZE)
     height, width = screen.image.shape[:2]
-    return map_points(homography(settings, (width, height)), screen.well_corners)
+    return map_points(homography(camera, (width, height)), screen.well_corners)
+
+
+def true_corners(seed: int, skin: str) -> np.ndarray:
+    """The well's corners as ``gamerigctl sim --seed SEED --skin SKIN`` films them: its camera is
+    ``TargetOptions(camera_seed=seed).camera_settings()``."""
+    return filmed_well_corners(TargetOptions(camera_seed=seed).camera_settings(), skin_by_name(skin))
 
 
 def gamerigctl_command() -> list[str]:
@@ -108,6 +115,87 @@ def gamerigd_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from gamerig.daemon.gamerigd import main; sys.exit(main())"]
 
 
+class RigDaemon:
+    """gamerigd as a child process in ``workdir``, on a copy of configs/gamerig-sim.yaml pointed at
+    a simulated target, and its control socket.  Both rigs use it: :class:`SimRig` (the simulator
+    as a child too) and the tests' (tests/support/rig_sim.py: the simulator in the test process)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = Path(workdir)
+        self.config_path = self.workdir / "gamerig.yaml"
+        self.calibration_path = self.workdir / "calibration.yaml"
+        self.log_path = self.workdir / "gamerigd.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.endpoints: Endpoints | None = None
+        self._context = zmq.Context()
+
+    def write_config(
+        self, stream_url: str, serial_path: str, level: int, preview: bool, player: str = "gamerig",
+        sections: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """The rig config: the camera on ``stream_url``, the keys on ``serial_path``, the
+        calibration and the ipc bus in the work folder (a run never meets another rig's bus), and
+        ``sections``' values over the sections' defaults (e.g. ``{"play": {"closed_loop": False}}``)."""
+        config = yaml.safe_load(SIM_CONFIG.read_text())
+        config.update(initial_level=level, preview=preview, player=player)
+        config["camera"] = {**config["camera"], "source": stream_url, "calibration": self.calibration_path.name}
+        config["keys"] = {**config["keys"], "port": serial_path}
+        config["bus"] = {**config["bus"], "runtime_dir": str(self.workdir / "run")}
+        for section, values in (sections or {}).items():
+            config[section] = {**config.get(section, {}), **values}
+        self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        self.endpoints = load_rig_config(self.config_path).bus.endpoints()
+
+    def start(self) -> None:
+        """``gamerigd --config <it> --paused``; returns once every service is alive (RigFailed if not)."""
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [*gamerigd_command(), "--config", str(self.config_path), "--paused"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        deadline = time.monotonic() + SERVICES_UP_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RigFailed(f"gamerigd exited with {self.process.returncode}: {_tail(self.log_path)}")
+            if self.healthy():
+                return
+            time.sleep(0.2)
+        raise RigFailed(f"the services were not all alive within {SERVICES_UP_S:g} s: {_tail(self.log_path)}")
+
+    def stop(self) -> int | None:
+        """SIGTERM gamerigd (it releases the relays first, then stops its services), SIGKILL after
+        STOP_S; returns its exit code (None if it was not started).  Idempotent."""
+        code = _terminate(self.process)
+        if not self._context.closed:
+            self._context.term()
+        return code
+
+    def request(self, cmd: str, timeout_s: float = 5.0, **args: Any) -> dict[str, Any]:
+        """One request to gamerigd's control socket; raises DaemonNotRunning."""
+        if self.endpoints is None:
+            raise DaemonNotRunning("no rig config written yet")
+        client = ControlClient(self._context, self.endpoints, timeout_s)
+        try:
+            return client.request(cmd, **args)
+        finally:
+            client.close()
+
+    def status(self) -> dict[str, Any]:
+        """gamerigd's status reply."""
+        return self.request("status")
+
+    def healthy(self) -> bool:
+        """gamerigd answers and says every service is alive."""
+        try:
+            return bool(self.request("status", timeout_s=1.0)["daemon"]["healthy"])
+        except DaemonNotRunning:
+            return False
+
+    def log(self) -> str:
+        """gamerigd's output so far."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
 class SimRig:
     """The simulator and gamerigd as child processes; see the module docstring."""
 
@@ -115,15 +203,22 @@ class SimRig:
         self.options = options
         self.workdir = Path(workdir)
         self.truth_path = self.workdir / "truth.jsonl"
-        self.config_path = self.workdir / "gamerig.yaml"
         self.sim_log = self.workdir / "sim.log"
-        self.daemon_log = self.workdir / "gamerigd.log"
+        self.gamerigd = RigDaemon(self.workdir)
         self.sim: subprocess.Popen[bytes] | None = None
-        self.daemon: subprocess.Popen[bytes] | None = None
         self.sim_info: dict[str, Any] = {}
         self.play_started_t: float | None = None  # time.monotonic() when play was sent
         self.calibration: dict[str, Any] = {}  # the camera's cam.calibrated reply
-        self._context = zmq.Context()
+
+    @property
+    def config_path(self) -> Path:
+        """The rig config gamerigd runs on."""
+        return self.gamerigd.config_path
+
+    @property
+    def endpoints(self) -> Endpoints | None:
+        """gamerigd's bus (None before the config is written)."""
+        return self.gamerigd.endpoints
 
     # ---- lifetime ------------------------------------------------------------------------------
 
@@ -137,33 +232,29 @@ class SimRig:
     def start(self) -> None:
         """Simulator, config, gamerigd, calibration, play (see the module docstring); RigFailed says
         which step failed.  Stops whatever it started when it fails."""
+        o = self.options
         try:
             self.workdir.mkdir(parents=True, exist_ok=True)
             self._start_simulator()
-            self._write_config()
-            self._start_daemon()
+            self.gamerigd.write_config(
+                self.sim_info["stream_url"], self.sim_info["serial_path"], o.level, o.preview, o.player,
+                {"keys": o.keys, "play": o.play},
+            )
+            self.gamerigd.start()
             self.calibration = self.calibrate()
             self.fault("clear")  # play starts on an empty board too
             self.request("play")
             self.play_started_t = time.monotonic()
-            for spec in self.options.faults:
+            for spec in o.faults:
                 self.fault(spec)
         except BaseException:
             self.stop()
             raise
 
     def stop(self) -> None:
-        """SIGTERM gamerigd (relays released first), then the simulator; SIGKILL after STOP_S.  Idempotent."""
-        for process in (self.daemon, self.sim):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(STOP_S)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-        if not self._context.closed:
-            self._context.term()
+        """gamerigd first (:meth:`RigDaemon.stop`), then SIGTERM to the simulator.  Idempotent."""
+        self.gamerigd.stop()
+        _terminate(self.sim)
 
     # ---- the parts -------------------------------------------------------------------------------
 
@@ -183,35 +274,6 @@ class SimRig:
             raise RigFailed(f"the simulator did not start (exit {self.sim.returncode}): {_tail(self.sim_log)}")
         self.sim_info = json.loads(line)
 
-    def _write_config(self) -> None:
-        o = self.options
-        config = yaml.safe_load(SIM_CONFIG.read_text())
-        config.update(initial_level=o.level, preview=o.preview, player=o.player)
-        config["camera"] = {**config["camera"], "source": self.sim_info["stream_url"], "calibration": "calibration.yaml"}
-        config["keys"] = {**config["keys"], **o.keys, "port": self.sim_info["serial_path"]}
-        config["bus"] = {**config["bus"], "runtime_dir": str(self.workdir / "run")}
-        config["play"] = {**config.get("play", {}), **o.play}
-        self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-        self.endpoints = load_rig_config(self.config_path).bus.endpoints()
-
-    def _start_daemon(self) -> None:
-        with open(self.daemon_log, "wb") as log:
-            self.daemon = subprocess.Popen(
-                [*gamerigd_command(), "--config", str(self.config_path), "--paused"],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        deadline = time.monotonic() + SERVICES_UP_S
-        while time.monotonic() < deadline:
-            if self.daemon.poll() is not None:
-                raise RigFailed(f"gamerigd exited with {self.daemon.returncode}: {_tail(self.daemon_log)}")
-            try:
-                if self.request("status", timeout_s=1.0)["daemon"]["healthy"]:
-                    return
-            except DaemonNotRunning:
-                pass
-            time.sleep(0.2)
-        raise RigFailed(f"the services were not all alive within {SERVICES_UP_S:g} s: {_tail(self.daemon_log)}")
-
     def calibrate(self) -> dict[str, Any]:
         """Calibrate the camera service on live frames from the well's true corners.
 
@@ -224,7 +286,7 @@ class SimRig:
         clearer.start()
         try:
             reply = self.request(
-                "calibrate", timeout_s=CALIBRATE_S, out=str(self.workdir / "calibration.yaml"),
+                "calibrate", timeout_s=CALIBRATE_S, out=str(self.gamerigd.calibration_path),
                 png=str(self.workdir / "calibration.png"), corners=corners.tolist(),
                 frames=CALIBRATION_FRAMES, every_s=CALIBRATION_EVERY_S,
             )
@@ -243,15 +305,11 @@ class SimRig:
 
     def request(self, cmd: str, timeout_s: float = 5.0, **args: Any) -> dict[str, Any]:
         """One request to gamerigd's control socket; raises DaemonNotRunning."""
-        client = ControlClient(self._context, self.endpoints, timeout_s)
-        try:
-            return client.request(cmd, **args)
-        finally:
-            client.close()
+        return self.gamerigd.request(cmd, timeout_s, **args)
 
     def status(self) -> dict[str, Any]:
         """gamerigd's status reply."""
-        return self.request("status")
+        return self.gamerigd.status()
 
     def fault(self, spec: str) -> None:
         """Post a fault to the simulator's control server (``NAME[=VALUE][@SECONDS]`` from now)."""
@@ -269,7 +327,21 @@ class SimRig:
 
     def alive(self) -> bool:
         """Both children still run."""
-        return all(p is not None and p.poll() is None for p in (self.sim, self.daemon))
+        return all(p is not None and p.poll() is None for p in (self.sim, self.gamerigd.process))
+
+
+def _terminate(process: subprocess.Popen[bytes] | None) -> int | None:
+    """SIGTERM, SIGKILL after STOP_S; the exit code (None: never started)."""
+    if process is None:
+        return None
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -41,7 +41,7 @@ def test_the_rig_plays_100_pieces_at_level_5_with_no_mismatch(tmp_path: Path) ->
         assert "observed (camera)" in watch.stdout and "predicted (ai)" in watch.stdout and "plan " in watch.stdout
         deadline = time.monotonic() + PLAY_LIMIT_S
         while (truth := read_truth(rig.truth_path, rig.play_started_t)).pieces <= PIECES:
-            assert rig.alive(), (rig.daemon_log.read_text()[-2000:], rig.sim_log.read_text()[-2000:])
+            assert rig.alive(), (rig.gamerigd.log()[-2000:], rig.sim_log.read_text()[-2000:])
             assert not truth.game_over, f"game over after {truth.pieces} pieces"
             assert time.monotonic() < deadline, f"only {truth.pieces} pieces in {PLAY_LIMIT_S:g} s"
             time.sleep(1.0)
@@ -52,7 +52,7 @@ def test_the_rig_plays_100_pieces_at_level_5_with_no_mismatch(tmp_path: Path) ->
     # deadline misses are timing, which a busy CI machine disturbs: `gamerigctl bench rig` measures them
     assert counters["checks"] >= PIECES // 2, counters  # the reality check really compared boards
     assert truth.lines > 0
-    assert rig.daemon is not None and rig.daemon.returncode == 0, rig.daemon_log.read_text()[-2000:]
+    assert rig.gamerigd.process is not None and rig.gamerigd.process.returncode == 0, rig.gamerigd.log()[-2000:]
     assert rig.sim is not None and rig.sim.returncode == 0
     assert not (tmp_path / "relay").exists()  # the simulator removed its board's link
 
@@ -66,4 +66,4 @@ def test_a_rig_that_cannot_start_says_why_and_leaves_nothing_running(tmp_path: P
     else:
         raise AssertionError("the rig started with an unknown skin")
     assert rig.sim is not None and rig.sim.poll() is not None
-    assert rig.daemon is None
+    assert rig.gamerigd.process is None

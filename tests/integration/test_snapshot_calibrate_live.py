@@ -21,20 +21,20 @@ from collections.abc import Iterator
 import cv2
 import numpy as np
 import pytest
-from support.rig_sim import SimRig
+from support.rig_sim import MachineRig
 
 from gamerig.daemon.snapshot_cli import CELL_PX
 from gamerig.games.tetris.vision_bench import CORNER_TOLERANCE_PX
 
 
 @pytest.fixture(scope="module")
-def rig() -> Iterator[SimRig]:
-    rig = SimRig(level=1, seed=3)
+def rig() -> Iterator[MachineRig]:
+    rig = MachineRig(level=1, seed=3)
     yield rig
     rig.stop()
 
 
-def test_no_daemon_is_exit_code_3_with_a_clear_message(rig: SimRig) -> None:
+def test_no_daemon_is_exit_code_3_with_a_clear_message(rig: MachineRig) -> None:
     for args in (["snapshot", "--out", str(rig.dir / "none.png")], ["calibrate"]):
         result = rig.gamerigctl(*args)
         assert result.returncode == 3, result
@@ -42,7 +42,7 @@ def test_no_daemon_is_exit_code_3_with_a_clear_message(rig: SimRig) -> None:
     assert not (rig.dir / "none.png").exists()
 
 
-def test_live_calibration_then_snapshot(rig: SimRig) -> None:
+def test_live_calibration_then_snapshot(rig: MachineRig) -> None:
     rig.start()
     # no calibration file yet: the camera sends frames and sees no board
     uncalibrated = rig.gamerigctl("snapshot", "--out", str(rig.dir / "before.png"), "--json")
