@@ -6,7 +6,8 @@ It opens the key output of the config's ``keys`` section (hardware/keys: a relay
 XTEST), which releases every output at once: on every start, so a restart after a crash or a kill
 is also the release of whatever the dead process left closed.  Then it executes ``plan.keys`` in
 order (services/relay_runner.py: never a plan past its deadline, stopping mid-plan when the deadline
-passes, each a counted deadline miss; plans the bus already dropped as expired count too), and
+passes, each a counted deadline miss; plans the bus already dropped as expired count too; none of
+its keys before its optional ``start_t``, a time.monotonic() like ``deadline_t``), and
 publishes ``relay.key`` per press, ``relay.done`` per plan and ``relay.state`` (on every change and
 once a second).
 
@@ -162,7 +163,7 @@ class RelayService:
         body = message.body
         plan_id = body.get("plan_id")
         try:
-            plan = Plan(plan_id, _keys(body.get("keys"), self.output.keys), _number(body.get("deadline_t"), "deadline_t"))
+            plan = _plan(body, self.output.keys)
         except ValueError as exc:
             log.warning("plan %r rejected: %s", plan_id, exc)
             self._done(PlanDone(plan_id, False, f"malformed plan: {exc}", 0, time.monotonic()))
@@ -236,6 +237,15 @@ class RelayService:
             "stopped_by": sorted(self.stopped_by),
             "realtime": self.realtime,
         }
+
+
+def _plan(body: dict[str, Any], known: Sequence[str]) -> Plan:
+    """A plan.keys body as a Plan; ValueError naming what is wrong."""
+    deadline_t = _number(body.get("deadline_t"), "deadline_t")
+    start_t = -float("inf") if body.get("start_t") is None else _number(body["start_t"], "start_t")
+    if start_t > deadline_t:
+        raise ValueError(f"start_t {start_t} is after deadline_t {deadline_t}")
+    return Plan(body.get("plan_id"), _keys(body.get("keys"), known), deadline_t, start_t)
 
 
 def _keys(value: object, known: Sequence[str]) -> tuple[str, ...]:

@@ -10,8 +10,10 @@ SIGTERM and at exit, validation of key names.
 
 Deadlines (the plan's ``deadline_t``, time.monotonic()): a plan is not started once its deadline
 has passed, and a key whose press would go down after it is not pressed: the plan stops there and
-it is a deadline miss.  Gaps are kept between presses (``gap_s`` from the previous release), also
-across plans.  A newer plan supersedes the one running (it stops before its next key).
+it is a deadline miss.  A start time (``start_t``): no key of the plan goes down before it (the ai
+times a drop to the game's gravity and the next piece's first key to just after its spawn).  Gaps
+are kept between presses (``gap_s`` from the previous release), also across plans.  A newer plan
+supersedes the one running (it stops before its next key, also while waiting for its start).
 
 Thread-safety: submit/halt/resume/close from any thread; on_key and on_done are called from the
 runner thread (the service queues them for its publisher, which only the main thread uses).
@@ -33,11 +35,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Plan:
-    """The keys of one plan.keys message and the time by which the last of them must be down."""
+    """The keys of one plan.keys message, the time by which the last of them must be down and the
+    time before which none may (``start_t``)."""
 
     plan_id: object
     keys: tuple[str, ...]
     deadline_t: float
+    start_t: float = -float("inf")
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,8 @@ class PlanRunner:
     def _execute(self, plan: Plan) -> PlanDone:
         pressed = 0
         for index, key in enumerate(plan.keys):
-            if not self._pause_until(self._last_up + self._gap_s, self._interrupt):
+            earliest = self._last_up + self._gap_s if index else max(self._last_up + self._gap_s, plan.start_t)
+            if not self._pause_until(earliest, self._interrupt):
                 return self._stopped(plan, pressed)
             with self._gate:
                 now = time.monotonic()

@@ -97,10 +97,12 @@ class Rig:
             stderr = self.process.stderr.read() if self.process.stderr else ""
         raise AssertionError(f"no {topic} within {timeout} s {stderr}")
 
-    def plan(self, plan_id: str, keys: list[str], deadline_in_s: float) -> None:
+    def plan(self, plan_id: str, keys: list[str], deadline_in_s: float, start_t: float | None = None) -> None:
         deadline_t = time.monotonic() + deadline_in_s
         body = {"plan_id": plan_id, "piece": "T", "orientation": 1, "x": 6, "keys": keys, "t_seen": time.monotonic(),
                 "deadline_t": deadline_t, "level": 5, "predicted_board": []}
+        if start_t is not None:
+            body["start_t"] = start_t
         self.publisher.publish("plan.keys", body, lifespan_s=deadline_in_s if deadline_in_s > 0 else None)
 
     def close(self) -> None:
@@ -160,6 +162,24 @@ def test_an_expired_plan_is_not_pressed_and_a_late_one_stops_at_its_deadline(rig
     assert len(rig.contacts.closures()) == done.body["pressed"]  # not one press past the deadline
     state = rig.expect("relay.state", lambda b: b["deadline_misses"] >= 2, 3.0)
     assert state.body["deadline_misses"] == 2
+
+
+def test_no_key_of_a_plan_goes_down_before_its_start_t(rig: Rig) -> None:
+    start_t = time.monotonic() + 0.4
+    rig.plan("later", ["left", "right"], 5.0, start_t=start_t)
+    key = rig.expect("relay.key", lambda b: b["plan_id"] == "later", 5.0)
+    assert key.body["down_t"] >= start_t
+    done = rig.expect("relay.done", lambda b: b["plan_id"] == "later", 5.0)
+    assert done.body["ok"] is True and done.body["pressed"] == 2
+    closed = [t for _, is_closed, t in rig.contacts.edges if is_closed]
+    assert len(closed) == 2 and closed[0] >= start_t  # the board's own contact time
+
+
+def test_a_plan_starting_after_its_deadline_is_rejected(rig: Rig) -> None:
+    rig.plan("backwards", ["left"], 0.5, start_t=time.monotonic() + 1.0)
+    done = rig.expect("relay.done", lambda b: b["plan_id"] == "backwards", 5.0)
+    assert done.body["ok"] is False and "start_t" in done.body["reason"]
+    assert rig.contacts.closures() == []
 
 
 def test_wd_halt_releases_at_once_and_nothing_runs_until_resume(rig: Rig) -> None:
