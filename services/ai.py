@@ -28,7 +28,9 @@ CORRECTION_EVIDENCE_S (a lagging frame looks just like a lost key): a correction
 position to the same target, itself closed loop while another confirmation fits (at most
 MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  If no frame confirms the piece
 by the time its plan assumed for the drop (the camera lost the piece, or sends only unsure frames),
-the drop goes unconfirmed, as the open loop would have pressed it.  ``predict.board`` always carries
+the drop goes unconfirmed, as the open loop would have pressed it.  A frame that shows the piece still falling after
+its drop (services/ai_lost_drop.py: the drop key never reached the game) gets the drop pressed
+again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece.  ``predict.board`` always carries
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 
@@ -68,6 +70,7 @@ from gamerig.games.tetris.pieces import PIECE_NAMES, orientation_count
 from gamerig.games.tetris.placements import Placement
 from gamerig.games.tetris.rules import iteration_delay
 
+from .ai_lost_drop import DroppedPiece, still_falling
 from .ai_model import GameModel, rows_of
 from .ai_planner import KeyPlan, Planner
 from .ai_settings import AiSettings
@@ -79,6 +82,8 @@ POLL_S = 0.002
 STATE_PERIOD_S = 1.0
 SPAWN_PREVIEW_WAIT_S = 0.03
 MAX_CORRECTIONS = 2
+#: A drop key the game never got (a dropped press) is pressed again at most this often per piece.
+MAX_DROP_RETRIES = 2
 #: How long frames must agree that the piece is off target before a correction is sent: the real
 #: camera's "ok" frames were seen lagging the game by 0.25 s, which looks just like a lost key.
 CORRECTION_EVIDENCE_S = 0.1
@@ -106,6 +111,8 @@ class PieceInPlay:
     corrections: int = 0
     deadline_t: float = float("inf")  # of the part sent last
     dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
+    next_at_drop: str | None = None  # the preview's piece when the drop went down
+    drop_retries: int = 0
     #: Off target in a frame: (orientation, x) and the t_state it was first seen so; a correction
     #: waits until frames have agreed for CORRECTION_EVIDENCE_S.
     suspect: tuple[tuple[int, int], float] | None = None
@@ -133,6 +140,7 @@ class Counters:
     confirmations: int = 0
     deferred: int = 0
     blind_drops: int = 0
+    drop_retries: int = 0
     deadline_misses: int = 0
     bad_messages: int = 0
     plan_ms: deque[float] = field(default_factory=lambda: deque(maxlen=PLAN_TIMES_KEPT))
@@ -275,7 +283,9 @@ class AiService:
         seen = _falling(falling)
         t_state = float(body["t_capture"]) - self.settings.view_latency_s
         active = self.active
-        if active is not None and active.piece == seen.kind and seen.y <= active.lowest_y and not self._next_piece(active, seen, t_state):
+        if active is not None and self._drop_was_lost(active, seen, t_state):
+            self._drop_again(active, seen, t_state)
+        elif active is not None and active.piece == seen.kind and seen.y <= active.lowest_y and not self._next_piece(active, seen, t_state):
             active.lowest_y = seen.y
             self._confirm(active, seen, t_state)
         elif self.skipped is not None and self.skipped.kind == seen.kind and seen.y <= self.skipped.y:
@@ -304,6 +314,7 @@ class AiService:
             active.last_down_t = float(body["down_t"])
             if body["key"] == "drop":
                 active.dropped_at = active.last_down_t
+                active.next_at_drop = self.next_piece[0]
 
     def tick(self, now: float) -> None:
         """Time-driven work: a spawn that waited long enough for its preview, an unconfirmed drop
@@ -445,6 +456,29 @@ class AiService:
             return False
         return t_state > active.dropped_at + self.settings.key_latency_s + iteration_delay(active.level)
 
+    def _drop_was_lost(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
+        """The frame shows the piece in play still falling after its drop (services/ai_lost_drop.py)."""
+        if not active.finished or active.dropped_at is None or active.drop_retries >= MAX_DROP_RETRIES:
+            return False
+        dropped = DroppedPiece(active.piece, active.lowest_y, active.dropped_at + self.settings.key_latency_s)
+        return still_falling(dropped, seen, t_state, active.next_at_drop, self.settings.rules, iteration_delay(active.level))
+
+    def _drop_again(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
+        """Press the lost drop again (with the moves back to the target, should it be off), if it
+        can go down before gravity lands the piece; otherwise it lands where it falls."""
+        active.lowest_y = seen.y
+        active.drop_retries += 1
+        active.dropped_at = None  # until the relay presses the drop again
+        plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=False)
+        if plan is None:
+            log.warning("plan %s: its drop was lost and gravity lands it first", active.part_id)
+            return
+        self.counters.drop_retries += 1
+        log.info("plan %s: its drop was lost, pressing it again from %s", active.part_id, (seen.orientation, seen.x, seen.y))
+        active.plan, active.part = plan, active.part + 1
+        active.relay_done, active.last_down_t = False, None
+        self._send(active, t_state)
+
     def _give_up(self, active: PieceInPlay, why: str) -> None:
         active.finished = True
         self.counters.deadline_misses += 1
@@ -476,7 +510,7 @@ class AiService:
         recent = sorted(c.plan_ms)
         self.service.stats = {
             "plans": c.plans, "corrections": c.corrections, "confirmations": c.confirmations, "deferred": c.deferred,
-            "blind_drops": c.blind_drops,
+            "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,

@@ -75,6 +75,7 @@ class World:
         self.plans: list[dict] = []
         self.landings: list[tuple[str | None, list[str]]] = []  # (the root planned last, the board after)
         self.lose_next_key_of: str | None = None
+        self.lose_next_drop = False
         self.lost: list[str] = []
 
     # ---- the ai's side ---------------------------------------------------------------------
@@ -95,10 +96,14 @@ class World:
             self.plans.append(message.body)
             start = time.monotonic()
             lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
+            lose_drop = self.lose_next_drop and "drop" in message.body["keys"]
             for i, key in enumerate(message.body["keys"]):
-                self.keys.append((start + i * (HOLD_MS + GAP_MS) / 1000, message.body["plan_id"], key, lose and i == 1))
+                lost = (lose and i == 1) or (lose_drop and key == "drop")
+                self.keys.append((start + i * (HOLD_MS + GAP_MS) / 1000, message.body["plan_id"], key, lost))
             if lose:
                 self.lose_next_key_of = None
+            if lose_drop:
+                self.lose_next_drop = False
 
     # ---- the machine's side ----------------------------------------------------------------
 
@@ -237,3 +242,17 @@ def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
     world.run(pieces=2, timeout=25.0)
     for root, board in world.landings[-2:]:
         assert world.predictions[root] == board, f"plan {root} after the resync landed elsewhere"
+
+
+def test_a_lost_drop_is_pressed_again_not_taken_for_the_next_piece(world: World) -> None:
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=1, timeout=20.0)
+    world.lose_next_drop = True  # the piece keeps falling where it was steered
+    world.run(pieces=3, timeout=25.0)
+    assert world.lost, "no drop was lost: the test did not exercise the retry"
+    lost_root = world.lost[0].split(".")[0]
+    parts = [p for p in world.plans if p["plan_id"].split(".")[0] == lost_root]
+    assert [p["keys"][-1] for p in parts].count("drop") >= 2, parts  # the drop, then the drop again
+    for root, board in world.landings[-3:]:
+        assert world.predictions[root] == board, f"plan {root} landed elsewhere"

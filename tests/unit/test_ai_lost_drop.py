@@ -1,0 +1,38 @@
+"""services/ai_lost_drop.py: a piece still falling after its drop (the key was lost) against the
+next piece, a stale frame and a frame from before the drop acted."""
+
+from __future__ import annotations
+
+from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.rules import Rules
+from gamerig.services.ai_lost_drop import DroppedPiece, still_falling
+
+RULES = Rules()
+STEP = 0.3  # level 5's fall step
+DROPPED = DroppedPiece(piece="T", lowest_y=15, drop_acted_t=10.0)  # steered to orientation 3, column 2
+
+
+def test_the_piece_in_play_seen_falling_below_where_it_was_dropped_is_a_lost_drop() -> None:
+    seen = FallingPiece("T", 3, 2, 13)
+    assert still_falling(DROPPED, seen, 10.0 + 2 * STEP + 0.05, next_piece="S", rules=RULES, fall_step_s=STEP)
+    # no preview: its pose and height say it cannot be a new T
+    assert still_falling(DROPPED, seen, 10.0 + 2 * STEP + 0.05, next_piece=None, rules=RULES, fall_step_s=STEP)
+
+
+def test_a_new_piece_of_the_same_letter_in_the_spawn_rows_is_the_next_piece() -> None:
+    new = FallingPiece("T", 1, RULES.spawn_x, RULES.spawn_y - 1)
+    dropped_high = DroppedPiece(piece="T", lowest_y=RULES.spawn_y, drop_acted_t=10.0)  # dropped from the spawn row
+    assert not still_falling(dropped_high, new, 10.0 + STEP + 0.05, next_piece="T", rules=RULES, fall_step_s=STEP)
+    assert not still_falling(dropped_high, new, 10.0 + STEP + 0.05, next_piece=None, rules=RULES, fall_step_s=STEP)
+    # but a spawn-pose T lower than a new piece could have fallen since is the old one
+    low = FallingPiece("T", 1, RULES.spawn_x, RULES.spawn_y - 6)
+    assert still_falling(dropped_high, low, 10.0 + STEP + 0.05, next_piece="T", rules=RULES, fall_step_s=STEP)
+
+
+def test_no_verdict_without_fresh_evidence() -> None:
+    where_it_was = FallingPiece("T", 3, 2, 15)  # a camera that lost the piece repeats its last place
+    assert not still_falling(DROPPED, where_it_was, 11.0, next_piece="S", rules=RULES, fall_step_s=STEP)
+    too_early = FallingPiece("T", 3, 2, 14)  # before the drop had a fall step to land it and spawn
+    assert not still_falling(DROPPED, too_early, 10.0 + STEP / 2, next_piece="S", rules=RULES, fall_step_s=STEP)
+    other_letter = FallingPiece("S", 1, RULES.spawn_x, RULES.spawn_y)
+    assert not still_falling(DROPPED, other_letter, 11.0, next_piece="S", rules=RULES, fall_step_s=STEP)
