@@ -102,6 +102,7 @@ _SCREENED = 12  # coarse lattices scored at full size...
 _CANDIDATES = 3  # ...of which these are refined; the best one is fitted
 _MAX_SHIFT_CELLS = 4  # whole-cell moves of the fit that are tried (2: 3 fewer tuning scenes found)
 _SHIFTS_REFITTED = 3  # the most promising of them, refitted
+_SETTLE_ROUNDS = 3  # rounds of whole-cell moves at most, while the best one moves the fit
 # the line fit
 _FIT_SAMPLES = 3  # points per cell along a line piece when measuring where the line runs
 _PROFILE_HALF_STEPS = 6  # profile points on each side of a line
@@ -642,7 +643,13 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
     if not fits:
         return None
     best = max(fits, key=lambda f: _score(gx, gy, f, cols, rows))
-    corners = _settle_cell_shift(gx, gy, _fit_lines(gx, gy, best, cols, rows, frame_edges), cols, rows, frame_edges)
+    corners = _fit_lines(gx, gy, best, cols, rows, frame_edges)
+    for _ in range(_SETTLE_ROUNDS):  # again while it moves: a lattice found far off (an open well) walks home
+        settled = _settle_cell_shift(gx, gy, corners, cols, rows, frame_edges)
+        moved = np.abs(settled - corners).max()
+        corners = settled
+        if moved < 0.5 * np.linalg.norm(corners[3] - corners[0]) / rows:
+            break
     # scored like ``refine_corners``' fits, so the two scores compare
     fit = WellFit(corners=corners.astype(np.float32), score=_lattice_agreement(evidence, corners, cols, rows))
     return fit if fit.score >= MIN_SCORE else None
