@@ -111,6 +111,7 @@ _ROBUST_ROUNDS = 3
 _ROBUST_SCALE_PX = 1.0  # the Cauchy weight's smallest scale
 _PRIOR_WEIGHT = 0.5  # the previous corners' weight, in average line pieces
 _CLEAR_EDGE = 0.2  # a line piece's evidence below this (gradients scaled to 1) is not an edge
+_WALL_SHARE = 0.8  # an outline line with clear edges on this share of its pieces is a wall
 #: Weight of a straight edge running to a vanishing point of the fit (``calibration_lines``),
 #: per frame width of its length, in the line pieces' total weight: 3 of 0.3, 1 and 3 held the
 #: failing scenes' fits best from the true corners.
@@ -364,15 +365,17 @@ def _edge_measurements(
             values = cv2.remap(img, p[None, :, 0], p[None, :, 1], cv2.INTER_LINEAR).reshape(len(cells), _FIT_SAMPLES, len(across)).mean(axis=1)
             profile, before, after = values[:, : len(offsets)], values[:, -2], values[:, -1]
             last = cols if vertical else rows
+            low, high = profile.min(axis=1, keepdims=True), profile.max(axis=1, keepdims=True)
+            mass = np.maximum(0.0, profile - 0.5 * (low + high))
+            shift = (mass * np.arange(len(offsets))).sum(axis=1) / np.maximum(mass.sum(axis=1), 1e-9)
+            beside = np.maximum(before, after)
             if at in (0, last):
-                # outside the well may be a wall's far edge: only the inside is a reference
+                # outside the well may be a wall's far edge: only the inside is a reference, and
+                # along a wall (an edge the whole line long) its inner edge is the well's; an open
+                # well's outline is the edge of its cells, measured like the inner lines
                 beside = after if at == 0 else before
-                shift = _innermost_peak(profile, inward=1 if at == 0 else -1)
-            else:
-                beside = np.maximum(before, after)
-                low, high = profile.min(axis=1, keepdims=True), profile.max(axis=1, keepdims=True)
-                mass = np.maximum(0.0, profile - 0.5 * (low + high))
-                shift = (mass * np.arange(len(offsets))).sum(axis=1) / np.maximum(mass.sum(axis=1), 1e-9)
+                if np.mean(profile.max(axis=1) - beside >= _CLEAR_EDGE) >= _WALL_SHARE:
+                    shift = _innermost_peak(profile, inward=1 if at == 0 else -1)
             peak_at = at + offsets[0] + shift * (offsets[1] - offsets[0])
             # a peak on the window's rim is the flank of something else, not this line
             peak = np.argmax(profile, axis=1)
