@@ -34,6 +34,21 @@ again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 
+Planning ahead (with the preview, once services/ai_timing.py has learned the game's timing from
+the rig's own keys and the fall steps it sees).  When the part with the drop of piece N is sent,
+the next piece (the preview's) is chosen on the board predicted after N, from its spawn position,
+with the one-piece player (the piece after it is not shown yet).  A drop sent on its own is timed
+to the game's gravity: it goes down just after a gravity tick (``start_t``), so the next piece
+spawns a whole fall step later and its first key, which the relay's hold and gap keep at least a
+press cycle after the drop, follows the spawn closely.  When ``relay.key`` reports the drop, the
+spawn is predicted on the rig's clock (the first gravity tick the drop acts before) and the next
+piece's first part is sent at once with ``start_t`` just after that spawn (no key of it can act
+before the piece is there).  The piece is adopted when the camera shows it, if it appeared when
+predicted; only then is its prediction published (the watchdog checks each landing against the
+newest prediction for that letter) and the model advanced.  A piece that appeared at another time
+(a lost drop, a missed spawn), a halt, a pause or a resync discards the plan made ahead: the piece
+is planned from sight as before, and everything the closed loop checks still applies.
+
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play
 if its landing is still to come).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
 and ``ctl.stop`` stop it; the supervisor repeats the mode every second, so a restarted ai learns
@@ -72,8 +87,9 @@ from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_lost_drop import DroppedPiece, still_falling
 from .ai_model import GameModel, rows_of
-from .ai_planner import KeyPlan, Planner
+from .ai_planner import KeyPlan, PieceDecision, Planner
 from .ai_settings import AiSettings
+from .ai_timing import GameTiming, KeyEffects
 from .lifecycle import Service, service_main
 
 log = logging.getLogger("gamerig.services.ai")
@@ -88,6 +104,19 @@ MAX_DROP_RETRIES = 2
 #: camera's "ok" frames were seen lagging the game by 0.25 s, which looks just like a lost key.
 CORRECTION_EVIDENCE_S = 0.1
 PLAN_TIMES_KEPT = 200  # planning times the heartbeat's p50/max summarise
+#: Planning ahead.  A drop goes down this long after a gravity tick (and a drop this close to a
+#: tick may act on either side of it): covers the error of the learned tick times.
+TICK_MARGIN_S = 0.009
+#: The next piece's first key goes down this long after its predicted spawn.
+FIRST_KEY_MARGIN_S = 0.01
+#: From one key going down to the next at the earliest: hold + gap, plus the release's read-back.
+PRESS_OVERHEAD_S = 0.003
+#: From publishing a plan to the relay being able to press it.
+BUS_MARGIN_S = 0.003
+#: The camera's first picture of a piece planned ahead may come this much more than a fall step
+#: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
+#: piece is taken to have appeared at another time than predicted.
+SPAWN_LATE_S = 0.06
 SUBSCRIPTIONS = ("obs.event", "obs.frame", "wd.", "ctl.", "relay.key", "relay.done")
 
 
@@ -117,6 +146,9 @@ class PieceInPlay:
     #: waits until frames have agreed for CORRECTION_EVIDENCE_S.
     suspect: tuple[tuple[int, int], float] | None = None
     finished: bool = False  # the drop was sent, or the loop gave up
+    next_piece: str | None = None  # the preview's piece while this one was in play
+    predicted: Board | None = None  # the board after its placement
+    lines_cleared: int = 0
 
     @property
     def part_id(self) -> str:
@@ -143,6 +175,10 @@ class Counters:
     drop_retries: int = 0
     deadline_misses: int = 0
     bad_messages: int = 0
+    timed_drops: int = 0
+    ahead_sent: int = 0
+    ahead_used: int = 0
+    ahead_discarded: int = 0
     plan_ms: deque[float] = field(default_factory=lambda: deque(maxlen=PLAN_TIMES_KEPT))
 
 
@@ -170,6 +206,14 @@ class AiService:
         self._roots = 0
         self._state_sent: dict[str, Any] | None = None
         self._state_at = -float("inf")
+        self.timing = GameTiming()
+        self.effects = KeyEffects()
+        self.last_seen: tuple[FallingPiece, int] | None = None  # the frame before's falling piece (if ok) and frame_seq
+        self.last_key_down_t = -float("inf")
+        #: The next piece, chosen ahead on the board after the piece in play: (root of the piece in
+        #: play, its board, level, decision), sent once the relay reports that piece's drop.
+        self.ahead_choice: tuple[str, Board, int, PieceDecision] | None = None
+        self.ahead: PieceInPlay | None = None  # sent ahead, not yet seen
 
     def run(self) -> None:
         """Until SIGTERM: take every message as it comes, then the time-driven work."""
@@ -224,6 +268,7 @@ class AiService:
     def on_resync(self, body: dict[str, Any]) -> None:
         """wd.resync: believe the observed board (plus the piece in play, if it has not landed yet)."""
         board = self.model.adopt(body["board"])
+        self._discard_ahead("resync")
         active = self.active
         if active is not None and not active.finished:
             active.board_before = board.copy()
@@ -266,8 +311,14 @@ class AiService:
         falling piece: a new one is planned, the one in play may be confirmed (closed loop)."""
         seq = int(body["frame_seq"])
         self.model.see_level(body.get("level"))
+        self._learn_timing(body)
         if "next_piece" in body:
             self.next_piece = (body["next_piece"], seq)
+            active = self.active
+            if active is not None and active.next_piece is None and seq >= active.first_seq:
+                active.next_piece = body["next_piece"]
+                if active.finished:
+                    self._prepare_ahead(active)
         if self.pending is not None and seq >= int(self.pending.body["frame_seq"]):
             pending, self.pending = self.pending, None
             shown = body.get("falling") if body.get("status") == "ok" else None
@@ -299,8 +350,11 @@ class AiService:
 
     def on_relay_done(self, body: dict[str, Any]) -> None:
         """The relay finished (or refused) the part in play: the closed loop may confirm now."""
-        active = self.active
-        if active is None or body["plan_id"] != active.part_id:
+        active = self._piece_of(body["plan_id"])
+        if active is None:
+            return
+        if not body["ok"] and active is self.ahead:
+            self._discard_ahead(f"relay: {body.get('reason')}")
             return
         if body["ok"]:
             active.relay_done = True
@@ -308,13 +362,20 @@ class AiService:
             self._give_up(active, f"relay: {body.get('reason')}")
 
     def on_relay_key(self, body: dict[str, Any]) -> None:
-        """A key of the part in play went down: the confirming frame must be later than its effect."""
-        active = self.active
-        if active is not None and body["plan_id"] == active.part_id:
+        """A key went down: the timing learns from it; for the part in play the confirming frame
+        must be later than its effect, and its drop lets the next piece's plan go."""
+        down_t = float(body["down_t"])
+        self.effects.pressed(body["key"], down_t)
+        self.last_key_down_t = max(self.last_key_down_t, down_t)
+        active = self._piece_of(body["plan_id"])
+        if active is not None:
             active.last_down_t = float(body["down_t"])
             if body["key"] == "drop":
                 active.dropped_at = active.last_down_t
                 active.next_at_drop = self.next_piece[0]
+
+        if active is not None and body["key"] == "drop":
+            self._send_ahead(active)
 
     def tick(self, now: float) -> None:
         """Time-driven work: a spawn that waited long enough for its preview, an unconfirmed drop
@@ -354,6 +415,8 @@ class AiService:
         assert board is not None
         self.deferred = self.skipped = self.active = None
         next_piece = self.next_piece[0] if self.next_piece[1] >= seq else None
+        if self._promote_ahead(start, seq, t_seen, next_piece):
+            return
         level = self.model.level
         decision = self.planner.decide(board, start, next_piece, level, t_state)
         if decision is None and defer and start.y == self.settings.rules.spawn_y:
@@ -371,6 +434,7 @@ class AiService:
         active = PieceInPlay(
             root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=seq, t_seen=t_seen, level=level,
             board_before=board, placement=decision.placement, plan=decision.plan, start=(start.y, t_state), lowest_y=start.y,
+            next_piece=next_piece, predicted=decision.predicted, lines_cleared=decision.lines_cleared,
         )
         self.active = active
         self.following = False
@@ -425,12 +489,19 @@ class AiService:
         active.relay_done, active.last_down_t = False, None
         self._publish_part(active, ("drop",), active.deadline_t, final=True)
 
-    def _publish_part(self, active: PieceInPlay, keys: Sequence[str], deadline_t: float, final: bool) -> None:
+    def _publish_part(
+        self, active: PieceInPlay, keys: Sequence[str], deadline_t: float, final: bool, start_t: float | None = None
+    ) -> bool:
+        """Send a part; a drop on its own is timed to the gravity when a plan ahead will follow it.
+        False (a deadline miss) if its deadline passed already."""
         now = time.monotonic()
         if deadline_t <= now:
             self._give_up(active, "its deadline passed before it could be sent")
-            return
+            return False
+        if start_t is None and tuple(keys) == ("drop",):
+            start_t = self._drop_time(active, now, deadline_t)
         target = active.plan.target
+        predicted = active.predicted if active.predicted is not None else self.model.board
         body = {
             "plan_id": active.part_id,
             "piece": active.piece,
@@ -440,12 +511,17 @@ class AiService:
             "t_seen": active.t_seen,
             "deadline_t": deadline_t,
             "level": active.level,
-            "predicted_board": rows_of(self.model.board) if self.model.board is not None else None,
+            "predicted_board": rows_of(predicted) if predicted is not None else None,
         }
+        if start_t is not None:
+            body["start_t"] = start_t
         self.service.publisher.publish("plan.keys", body, lifespan_s=deadline_t - now)
         self.last_plan_id = active.part_id
         active.deadline_t = deadline_t
         active.finished = final
+        if final:
+            self._prepare_ahead(active)
+        return True
 
     def _next_piece(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
         """Whether ``seen``, of the same letter as the piece in play, is the next piece: the camera
@@ -457,8 +533,13 @@ class AiService:
         return t_state > active.dropped_at + self.settings.key_latency_s + iteration_delay(active.level)
 
     def _drop_was_lost(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
-        """The frame shows the piece in play still falling after its drop (services/ai_lost_drop.py)."""
+        """The frame shows the piece in play still falling after its drop (services/ai_lost_drop.py).
+        Not when a plan made ahead for a piece of the same letter is under way: that piece is moved
+        from its spawn at once, so its pose cannot tell it from the dropped one (and the drop again
+        would land it on the wrong place); its promotion checks when it appeared instead."""
         if not active.finished or active.dropped_at is None or active.drop_retries >= MAX_DROP_RETRIES:
+            return False
+        if self.ahead is not None and self.ahead.piece == seen.kind:
             return False
         dropped = DroppedPiece(active.piece, active.lowest_y, active.dropped_at + self.settings.key_latency_s)
         return still_falling(dropped, seen, t_state, active.next_at_drop, self.settings.rules, iteration_delay(active.level))
@@ -479,6 +560,142 @@ class AiService:
         active.relay_done, active.last_down_t = False, None
         self._send(active, t_state)
 
+    # ---- planning ahead ----------------------------------------------------------------------
+
+    def _learn_timing(self, body: dict[str, Any]) -> None:
+        """Feed the timing model: between two directly consecutive ok frames (by frame_seq) of one
+        piece, a fall step, or a move or turn that one of the rig's keys made."""
+        t_capture, seq = float(body["t_capture"]), int(body["frame_seq"])
+        falling = body.get("falling") if body.get("status") == "ok" else None
+        before, self.last_seen = self.last_seen, None
+        if falling is None:
+            return
+        seen = _falling(falling)
+        self.last_seen = (seen, seq)
+        if before is None or before[1] != seq - 1 or before[0].kind != seen.kind or seen.y not in (before[0].y, before[0].y - 1):
+            return
+        was = before[0]
+        if seen.y == was.y - 1:
+            self.timing.see_fall(t_capture, iteration_delay(self.model.level))
+        if (seen.orientation, seen.x) != (was.orientation, was.x):
+            down_t = self.effects.seen((was.orientation, was.x), (seen.orientation, seen.x), t_capture)
+            if down_t is not None:
+                self.timing.see_key_effect(down_t, t_capture)
+
+    def _piece_of(self, plan_id: object) -> PieceInPlay | None:
+        """The piece in play or the one sent ahead whose part ``plan_id`` is."""
+        for piece in (self.active, self.ahead):
+            if piece is not None and piece.part_id == plan_id:
+                return piece
+        return None
+
+    def _press_cycle_s(self) -> float:
+        return self.settings.key_interval_s + PRESS_OVERHEAD_S
+
+    def _drop_time(self, active: PieceInPlay, now: float, deadline_t: float) -> float | None:
+        """When a drop sent now should go down: just after a gravity tick if the next piece will
+        be planned ahead and the wait fits the deadline; None (at once) otherwise."""
+        ticks = self.timing.ticks(iteration_delay(self.model.level))
+        if ticks is None or not self.settings.preview or active.next_piece is None or active is self.ahead:
+            return None
+        earliest = max(now + BUS_MARGIN_S, self.last_key_down_t + self._press_cycle_s())
+        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, self._press_cycle_s(), TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
+        self.counters.timed_drops += int(t > earliest)
+        return t
+
+    def _prepare_ahead(self, active: PieceInPlay) -> None:
+        """The drop of ``active`` is on its way: choose its next piece's placement now (the costly
+        part), on the board predicted after it; it is sent when the drop goes down."""
+        if (
+            active is self.ahead or active.next_piece is None or not self.settings.preview or not self.can_play
+            or self.ahead is not None or (self.ahead_choice is not None and self.ahead_choice[0] == active.root)
+        ):
+            return
+        level = self.model.level
+        ticks = self.timing.ticks(iteration_delay(level))
+        board = self.model.board
+        if ticks is None or board is None:
+            return
+        drop_t = active.dropped_at if active.dropped_at is not None else time.monotonic() + BUS_MARGIN_S
+        spawn = ticks.spawn_after(drop_t, TICK_MARGIN_S)
+        first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._press_cycle_s())
+        rules = self.settings.rules
+        start = FallingPiece(active.next_piece, 1, rules.spawn_x, rules.spawn_y)
+        decision = self.planner.decide(board, start, None, level, spawn, first_key_t=first_key_t, detour=True, key_latency_s=0.0)
+        if decision is None:
+            return
+        self.ahead_choice = (active.root, board.copy(), level, decision)
+        if active.dropped_at is not None:
+            self._send_ahead(active)
+
+    def _send_ahead(self, dropped: PieceInPlay) -> None:
+        """``dropped``'s drop went down: send its next piece's first part, to start just after the
+        spawn this drop leads to."""
+        choice, self.ahead_choice = self.ahead_choice, None
+        if choice is None or choice[0] != dropped.root or dropped.dropped_at is None or not self.can_play:
+            return
+        _, board, level, decision = choice
+        ticks = self.timing.ticks(iteration_delay(level))
+        if ticks is None:
+            return
+        spawn = ticks.spawn_after(dropped.dropped_at, TICK_MARGIN_S)
+        start_t = spawn + FIRST_KEY_MARGIN_S
+        rules = self.settings.rules
+        start = FallingPiece(decision.placement.piece, 1, rules.spawn_x, rules.spawn_y)
+        first_key_t = max(start_t, dropped.dropped_at + self._press_cycle_s())
+        plan = self.planner.keys_to(
+            board, start, decision.plan.target, level, spawn, confirm_again=True, first_key_t=first_key_t, detour=True, key_latency_s=0.0
+        )
+        if plan is None:
+            return
+        self._roots += 1
+        ahead = PieceInPlay(
+            root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=-1, t_seen=spawn, level=level,
+            board_before=board, placement=decision.placement, plan=plan, start=(start.y, spawn), lowest_y=start.y,
+            predicted=decision.predicted, lines_cleared=decision.lines_cleared,
+        )
+        self.ahead = ahead
+        log.debug("plan %s ahead: %s after the drop at %.4f, spawn %.4f, keys %s from %.4f", ahead.root, start.kind, dropped.dropped_at, spawn, plan.keys, start_t)
+        if self._publish_part(ahead, plan.keys, spawn + plan.deadline_s, plan.final, start_t=start_t):
+            self.counters.ahead_sent += 1
+        else:
+            self.ahead = None
+
+    def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, next_piece: str | None) -> bool:
+        """A new piece is seen: if it is the one sent ahead and appeared when predicted, it becomes
+        the piece in play (its prediction is published now).  False: plan it from sight."""
+        ahead = self.ahead
+        if ahead is None or ahead.piece != seen.kind:
+            return False
+        self.ahead = None
+        latency = self.timing.view_latency_s
+        appeared = t_seen - latency if latency is not None else None
+        if appeared is not None:
+            self.timing.see_spawn(ahead.start[1], appeared, iteration_delay(ahead.level))
+        frame = self.timing.frame_s
+        step = iteration_delay(ahead.level)  # a drop that acted just before a tick spawns the piece a step early
+        if appeared is None or not ahead.start[1] - step - 2 * frame <= appeared <= ahead.start[1] + step + SPAWN_LATE_S:
+            self.counters.ahead_discarded += 1
+            log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
+            return False
+        assert ahead.predicted is not None
+        ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
+        self.active = ahead
+        self.following = False
+        self.model.commit(ahead.predicted, ahead.lines_cleared)
+        self._publish_prediction(ahead.root, ahead.predicted)
+        self.counters.plans += 1
+        self.counters.ahead_used += 1
+        if ahead.finished:
+            self._prepare_ahead(ahead)
+        return True
+
+    def _discard_ahead(self, why: str) -> None:
+        if self.ahead is not None:
+            self.counters.ahead_discarded += 1
+            log.info("plan %s made ahead discarded: %s", self.ahead.root, why)
+        self.ahead = self.ahead_choice = None
+
     def _give_up(self, active: PieceInPlay, why: str) -> None:
         active.finished = True
         self.counters.deadline_misses += 1
@@ -486,6 +703,7 @@ class AiService:
 
     def _drop_piece(self) -> None:
         self.active = self.deferred = self.skipped = self.pending = None
+        self._discard_ahead("play stopped")
         self.following = True
 
     # ---- outputs -----------------------------------------------------------------------------
@@ -511,6 +729,7 @@ class AiService:
         self.service.stats = {
             "plans": c.plans, "corrections": c.corrections, "confirmations": c.confirmations, "deferred": c.deferred,
             "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
+            "timed_drops": c.timed_drops, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,

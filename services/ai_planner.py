@@ -12,6 +12,18 @@ there is no plan (the piece falls where it is: a deadline miss).  A piece still 
 whose first choice does not work is deferred instead: most rotations only fit one row lower, and
 planning again from there costs at most a fall step.
 
+Planning ahead (the ai plans the next piece before it appears, from its spawn position at the
+predicted spawn time): ``first_key_t`` is when the relay will press the first key at the earliest
+(the plan's ``start_t``), ``t_state`` is the predicted spawn on the relay's clock (a key down before
+it acts before the spawn, one down after it after), so ``key_latency_s`` is 0 there, and ``detour`` lets a placement that needs only turns step aside and back
+around them (``<side>, rotate.., <other side>``) when the direct keys cannot start at once: a piece
+in its spawn row cannot turn (most orientations reach above the board), so without the detour the
+first key would wait a whole fall step.  A placement right below the spawn gets the same step
+aside and back before its confirmed drop (closed loop): dropped at once, the piece would be gone
+before the camera showed it (the ai could neither adopt it nor read the preview it brings, so the
+piece after it could not be planned ahead).  Two extra presses; used only when the keys still
+finish in time at every gravity phase, else the plain keys.
+
 Closed loop (policy ``play.closed_loop``), taken only when it costs no deadline: the plan's keys
 stop before the drop, and the drop (or a correction) follows once a camera frame confirms the
 piece's orientation and column.  It is used when the simulation says the drop, delayed by the
@@ -29,8 +41,9 @@ import numpy as np
 
 from gamerig.games.tetris import kernel
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import DROP, FallingPiece
+from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece
 from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, check_keys, plan_keys
+from gamerig.games.tetris.pieces import orientation_count
 from gamerig.games.tetris.placements import Placement, kind_of, placement_from_row
 from gamerig.games.tetris.players import Player
 from gamerig.games.tetris.rules import iteration_delay
@@ -85,9 +98,11 @@ class Planner:
         self.clock = clock
 
     def decide(
-        self, board: Board, start: FallingPiece, next_piece: str | None, level: int, t_state: float
+        self, board: Board, start: FallingPiece, next_piece: str | None, level: int, t_state: float,
+        first_key_t: float | None = None, detour: bool = False, key_latency_s: float | None = None,
     ) -> PieceDecision | None:
-        """Plan the piece ``start`` on ``board``; None to defer (spawn row) or when nothing fits in time."""
+        """Plan the piece ``start`` on ``board``; None to defer (spawn row) or when nothing fits in
+        time.  ``first_key_t``, ``detour`` and ``key_latency_s``: see the module docstring (planning ahead)."""
         began = self.clock()
         step = iteration_delay(level)
         decision = self.player.choose(board, start.kind, next_piece if self.settings.preview else None, PLAN_BUDGET_STEPS * step)
@@ -97,7 +112,9 @@ class Planner:
             if rank and self.clock() - began > PLAN_LIMIT_STEPS * step:
                 return None  # a plan found later than this could hardly still be in time
             target = FallingPiece(placement.piece, placement.orientation, placement.x, placement.y)
-            plan = self.keys_to(board, start, target, level, t_state, confirm_again=True)
+            plan = self.keys_to(
+                board, start, target, level, t_state, confirm_again=True, first_key_t=first_key_t, detour=detour, key_latency_s=key_latency_s
+            )
             if plan is not None:
                 predicted, cleared = self.settle(board, placement)
                 return PieceDecision(placement, plan, predicted, cleared, rank, self.clock() - began)
@@ -112,29 +129,47 @@ class Planner:
         self.decide(Board(rules.width, rules.height), FallingPiece("T", 1, rules.spawn_x, rules.spawn_y - 1), "I", 1, self.clock())
 
     def keys_to(
-        self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool
+        self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool,
+        first_key_t: float | None = None, detour: bool = False, key_latency_s: float | None = None,
     ) -> KeyPlan | None:
         """Keys from ``start`` (observed at t_state) to ``target`` that finish in time, closed loop
-        if allowed and affordable; None if none do."""
+        if allowed and affordable; None if none do.  The first key goes down at ``first_key_t`` or
+        as soon as the plan can be published, whichever is later; a key acts ``key_latency_s`` after
+        it goes down (the settings' by default)."""
         step = iteration_delay(level)
-        first_key_s = self.clock() + PUBLISH_MARGIN_S + self.settings.key_latency_s - t_state
+        latency = self.settings.key_latency_s if key_latency_s is None else key_latency_s
+        first_key_s = max(self.clock() + PUBLISH_MARGIN_S, first_key_t or -float("inf")) + latency - t_state
         interval = self.settings.key_interval_s
-        if start.orientation == target.orientation and start.x == target.x:
-            verdict = check_keys(board, self.rules, start, (DROP,), target, KeyTiming(first_key_s, interval, step))
-            return self._plan(target, verdict, final=True) if verdict.ok else None
-        verdict = plan_keys(board, self.rules, start, target, KeyTiming(first_key_s, interval, step))
-        if not verdict.ok:
-            return None
+        timing = KeyTiming(first_key_s, interval, step)
+        in_place = start.orientation == target.orientation and start.x == target.x
+        at_spawn = detour and start.x == target.x and start.y == self.rules.spawn_y
+        if in_place and not (at_spawn and confirm_again and self.settings.closed_loop):
+            verdict = check_keys(board, self.rules, start, (DROP,), target, timing)
+            return self._plan(target, verdict, final=True, latency=latency) if verdict.ok else None
+        verdict = plan_keys(board, self.rules, start, target, timing) if not in_place else None
+        if (verdict is None or not verdict.ok) and at_spawn:
+            verdict = self._detour(board, start, target, timing) or verdict
+        if verdict is None or not verdict.ok:
+            return self.keys_to(board, start, target, level, t_state, False, first_key_t, False, key_latency_s) if in_place else None
         if confirm_again and self.settings.closed_loop:  # only where the open loop works: it is the easier
             timing = KeyTiming(first_key_s, interval, step, drop_delay_s=self.settings.confirm_delay_s)
             closed = check_keys(board, self.rules, start, verdict.keys, target, timing)
             if closed.ok:
-                return self._plan(target, closed, final=False)
-        return self._plan(target, verdict, final=True)
+                return self._plan(target, closed, final=False, latency=latency)
+        return self._plan(target, verdict, final=True, latency=latency)
 
-    def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool) -> KeyPlan:
+    def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
+        """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""
+        turns = (ROTATE,) * ((target.orientation - start.orientation) % orientation_count(start.kind))
+        for side, back in ((LEFT, RIGHT), (RIGHT, LEFT)):
+            verdict = check_keys(board, self.rules, start, (side, *turns, back, DROP), target, timing)
+            if verdict.ok:
+                return verdict
+        return None
+
+    def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool, latency: float) -> KeyPlan:
         keys = verdict.keys if final else verdict.keys[:-1]
-        return KeyPlan(target, keys, final, verdict.land_s - self.settings.key_latency_s, verdict)
+        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict)
 
     def _candidates(self, board: Board, chosen: Placement) -> list[Placement]:
         """The player's choice, then the other placements by the player's one-piece rating."""

@@ -1,0 +1,142 @@
+"""services/ai_timing.py against a synthetic game: a 60 Hz frame grid at an arbitrary phase, gravity
+every few frames, a camera whose pictures arrive a fixed latency plus jitter after the game frame,
+and keys that act at the first frame after their contact closed."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from gamerig.services.ai_timing import GameTiming, KeyEffects, Ticks
+
+FRAME = 1 / 60
+LATENCY = 0.088  # game frame -> t_capture of its picture, before jitter
+CONTACT = 0.0007  # relay down_t -> the contact the keyboard sees
+
+
+class SyntheticGame:
+    """Frames at ``phase + n * FRAME``; gravity on frames ``n % every == tick_frame``."""
+
+    def __init__(self, phase: float, every: int, tick_frame: int, seed: int = 1) -> None:
+        self.phase, self.every, self.tick_frame = phase, every, tick_frame
+        self.rng = random.Random(seed)
+
+    def frame_at_or_after(self, t: float) -> float:
+        return self.phase + math.ceil((t - self.phase) / FRAME) * FRAME
+
+    def captured(self, frame_t: float) -> float:
+        return frame_t + LATENCY + self.rng.uniform(0.0, 0.006)
+
+
+    def tick(self, k: int) -> float:
+        return self.phase + (k * self.every + self.tick_frame) * FRAME
+
+    def true_ticks_on_key_clock(self) -> float:
+        """A key down before this acts no later than the tick (its contact closes CONTACT later)."""
+        return self.tick(0) - CONTACT
+
+
+def learned(game: SyntheticGame, presses: int = 64, falls: int = 40) -> GameTiming:
+    """Presses at random phases over a few seconds, and the falls of the same seconds."""
+    timing = GameTiming()
+    rng = random.Random(7)
+    first_tick = math.ceil((10.0 - game.tick(0)) / (game.every * FRAME))
+    for k in range(falls):
+        timing.see_fall(game.captured(game.tick(first_tick + k)), fall_step_s=game.every * FRAME)
+    span = falls * game.every * FRAME
+    for i in range(presses):
+        down = 10.0 + (i + rng.random()) * span / presses
+        timing.see_key_effect(down, game.captured(game.frame_at_or_after(down + CONTACT)))
+    return timing
+
+
+def phase_error(ticks: Ticks, true_tick: float, true_period: float) -> float:
+    return (ticks.anchor - true_tick + true_period / 2) % true_period - true_period / 2
+
+
+@pytest.mark.parametrize("every", [3, 18])
+def test_the_gravity_ticks_are_learned_to_a_few_milliseconds(every: int) -> None:
+    """Within 5 ms (early: the margins cover it), although the pictures arrive 88-94 ms after the game frame."""
+    game = SyntheticGame(phase=3.00731, every=every, tick_frame=1)
+    timing = learned(game)
+    latency = timing.view_latency_s
+    assert latency is not None and LATENCY + CONTACT <= latency < LATENCY + CONTACT + 0.006  # a rough figure
+    ticks = timing.ticks(every * FRAME)
+    assert ticks is not None and ticks.period == pytest.approx(every * FRAME)
+    assert abs(phase_error(ticks, game.true_ticks_on_key_clock(), every * FRAME)) < 0.005
+
+
+def test_moves_shown_only_with_the_next_fall_still_give_the_latency() -> None:
+    """At level 10 the camera service showed a move only with the next fall step."""
+    game = SyntheticGame(phase=7.0123, every=3, tick_frame=2)
+    timing = learned(game, falls=40)
+    shown_late = GameTiming()
+    rng = random.Random(3)
+    for i in range(64):
+        down = 10.0 + i * 0.0613 + rng.uniform(0, 0.01)
+        acted = game.frame_at_or_after(down + CONTACT)
+        next_tick = game.tick(0) + math.ceil((acted - game.tick(0)) / (3 * FRAME) - 1e-9) * 3 * FRAME
+        shown_late.see_key_effect(down, game.captured(next_tick))
+    assert shown_late.view_latency_s == pytest.approx(timing.view_latency_s, abs=0.004)
+
+
+def test_pieces_that_appear_a_tick_early_move_the_ticks_later_and_pieces_on_time_slowly_back() -> None:
+    game = SyntheticGame(phase=0.5, every=3, tick_frame=0)
+    timing = learned(game)
+    before = timing.ticks(3 * FRAME)
+    assert before is not None
+    timing.see_spawn(predicted_t=20.0, appeared_t=19.96, fall_step_s=3 * FRAME)  # a tick early
+    timing.see_spawn(predicted_t=20.5, appeared_t=20.46, fall_step_s=3 * FRAME)
+    after = timing.ticks(3 * FRAME)
+    assert after is not None and after.anchor - before.anchor == pytest.approx(0.006)
+    for _ in range(10):
+        timing.see_spawn(predicted_t=21.0, appeared_t=20.99, fall_step_s=3 * FRAME)  # on time, give or take
+    back = timing.ticks(3 * FRAME)
+    assert back is not None and before.anchor < back.anchor < after.anchor
+
+
+def test_nothing_is_predicted_before_enough_was_seen_or_at_another_fall_step() -> None:
+    game = SyntheticGame(phase=0.5, every=3, tick_frame=0)
+    assert learned(game, presses=2).ticks(3 * FRAME) is None  # too few presses
+    assert learned(game, falls=2).ticks(3 * FRAME) is None  # too few falls
+    assert learned(game).ticks(18 * FRAME) is None  # falls were seen at another level
+    timing = learned(game)
+    timing.see_fall(100.0, fall_step_s=18 * FRAME)  # the level changed: the old schedule is forgotten
+    assert timing.ticks(3 * FRAME) is None
+
+
+def test_spawn_after_a_drop_is_the_first_tick_it_acts_before_and_the_later_one_when_in_doubt() -> None:
+    ticks = Ticks(anchor=1.0, period=0.05)
+    assert ticks.spawn_after(1.02, margin_s=0.005) == pytest.approx(1.05)
+    assert ticks.spawn_after(1.0475, margin_s=0.005) == pytest.approx(1.10)  # too close to 1.05 to tell
+    assert ticks.spawn_after(1.052, margin_s=0.005) == pytest.approx(1.10)
+
+
+def test_a_drop_is_timed_just_after_a_tick_when_the_press_cycle_is_longer_than_the_fall_step() -> None:
+    ticks = Ticks(anchor=1.0, period=0.05)
+    t = ticks.drop_time(earliest=1.02, latest=2.0, press_cycle_s=0.062, margin_s=0.005, first_key_margin_s=0.004)
+    assert t == pytest.approx(1.055)
+    spawn = ticks.spawn_after(t, margin_s=0.005)
+    assert spawn == pytest.approx(1.10) and t + 0.062 - spawn < 0.02  # the next first key comes 17 ms after the spawn
+    assert ticks.drop_time(1.02, 1.04, 0.062, 0.005, 0.004) == 1.02  # no time to wait: at once
+
+
+def test_a_slow_fall_step_lets_the_drop_go_at_once_unless_the_spawn_would_come_too_soon() -> None:
+    ticks = Ticks(anchor=0.0, period=0.3)
+    assert ticks.drop_time(0.1, 5.0, 0.062, 0.005, 0.004) == 0.1  # the spawn is 200 ms later: no wait
+    late = ticks.drop_time(0.28, 5.0, 0.062, 0.005, 0.004)  # the spawn would come 20 ms after the drop
+    assert late == pytest.approx(0.305)
+
+
+def test_key_effects_pair_a_move_with_its_press_and_skip_presses_that_never_showed() -> None:
+    effects = KeyEffects()
+    effects.pressed("left", 1.00)  # blocked by a wall: never shows
+    effects.pressed("rotate", 1.06)
+    effects.pressed("left", 1.12)
+    assert effects.seen((1, 5), (2, 5), 1.15) == 1.06
+    assert effects.seen((2, 5), (2, 4), 1.21) == 1.00  # the oldest left: a late pairing, a high sample
+    assert effects.seen((2, 4), (2, 3), 1.27) == 1.12
+    assert effects.seen((2, 3), (2, 1), 1.30) is None  # two columns at once: no single key explains it
+    assert effects.seen((2, 3), (2, 2), 1.33) is None  # no press left
