@@ -94,7 +94,7 @@ class World:
             self.predictions[message.body["plan_id"]] = message.body["board"]
         elif message.topic == "plan.keys":
             self.plans.append(message.body)
-            start = time.monotonic()
+            start = max(time.monotonic(), message.body.get("start_t", -float("inf")))  # as the relay does
             lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
             lose_drop = self.lose_next_drop and "drop" in message.body["keys"]
             for i, key in enumerate(message.body["keys"]):
