@@ -61,7 +61,8 @@ true_events' spawns without any being false.
 Measured (2 Dec 2026, working tree at commit abc57a0, ``gamerigctl bench vision --frames 2000
 --seed 0 --json`` on the shared 2-core machine): 42.8 s wall, 25.9 s CPU, so 10,000 frames
 take about 2.2 minutes of one core.  20 scenes; calibration 60% within 3 px (median worst
-corner 1.79 px; find_well is being improved); on 1533 play frames cell accuracy and board
+corner 1.79 px; that find_well has since been improved: calibration.py's docstring has its
+figures, 96% of the 100 scenes of ``--frames 10000``); on 1533 play frames cell accuracy and board
 exact match (325 commits) 100%; 50 spawn events, piece accuracy 100%, 0 false and 0 missed
 spawns; hard frames: line clear 61 (3 right commits), tear 37 (1 right commit), after a bump
 107 (all flagged), game over 262 (242 flagged, 4 wrong commits: the grey fill's first rows
@@ -100,7 +101,8 @@ EMPTY_FRAMES = 4
 #: Frames of play, spread over the scene, that find_preview and learn_preview get.
 PREVIEW_FRAMES = 12
 #: Frames of play, spread over the scene before any bump, that find_well gets.  Over the 220
-#: scenes of ``tests/calibration_eval.py``: 1 frame 150 found, 8 frames 192, 24 frames 197.
+#: scenes of ``tests/calibration_eval.py`` (an earlier find_well): 1 frame 150 found, 8 frames 192,
+#: 24 frames 197; with today's, 48 frames found no more than 24 (208 against 210) at 1.7 times the time.
 CALIBRATION_FRAMES = 24
 #: Play frames per scene, about: fewer frames give fewer scenes (but every skin at least once).
 FRAMES_PER_SCENE = 100
