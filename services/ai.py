@@ -47,7 +47,12 @@ before the piece is there).  The piece is adopted when the camera shows it, if i
 predicted; only then is its prediction published (the watchdog checks each landing against the
 newest prediction for that letter) and the model advanced.  A piece that appeared at another time
 (a lost drop, a missed spawn), a halt, a pause or a resync discards the plan made ahead: the piece
-is planned from sight as before, and everything the closed loop checks still applies.
+is planned from sight as before, and everything the closed loop checks still applies.  The lost-drop
+check (services/ai_lost_drop.py) is skipped while a plan made ahead for a piece of the same letter
+is under way (that piece leaves its spawn pose at once, so the check would take it for the dropped
+one).  Not planned ahead: pieces whose keys cannot start from the spawn row at every gravity phase
+(at a slow level a turn must wait up to a whole fall step, e.g. 0.3 s at level 5; these are planned
+from sight as before), and the first pieces, until the timing is learned.
 
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play
 if its landing is still to come).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
@@ -57,7 +62,19 @@ no pieces itself, its model follows the observed boards.  ``ai.state`` is publis
 and once a second.
 
 Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
-publisher; its keys, played in games/tetris/engine.py, land where its prediction says.  Measured
+publisher; its keys, played in games/tetris/engine.py, land where its prediction says.  Planning
+ahead is measured, not tested there: ``gamerigctl bench rig --pieces 300 --level 10 --preview
+--json`` on the shared 2-core machine (another helper's calibration runs beside it), 2026-12-02:
+glass_to_key_ms p50 17.6 / p99 34.3 (before: 87.4 / 157.0; target 26.7: 5 of 300 pieces above it,
+the first piece, two while the timing was being learned, and two drops that acted before their
+tick), 0 deadline misses, 0 mismatches, lines per piece 0.3867 vs headless 0.3933.  ``--level 5``:
+p50 16.4 / p99 394.7 (pieces that must turn are planned from sight), lines per piece 0.3933 =
+headless, 1 mismatch (resynced), 0 deadline misses.  A test world with a fixed gravity schedule
+(level 8) showed one piece in about four runs land off its prediction after ~11 pieces, on a board
+the model had got wrong; not explained yet.  With 2 % dropped presses and two camera freezes
+(daemon/bench_rig.py) this code lost the game after 181-218 pieces in 6 runs, where the code before
+planning ahead played all 300 in 2 runs: a regression whose cause is not found (it remained with
+planning ahead and timed drops switched off by hand).  Measured
 ad hoc against `gamerigctl sim --level 5 --preview` through the real camera, relay and watchdog
 services (90 s, load average 4.6 on the shared 2-core machine, 2026-12-02): 25 plans, and by the
 simulator's ground truth all 25 pieces came to rest on their targets; 12 drops confirmed by a
@@ -373,7 +390,6 @@ class AiService:
             if body["key"] == "drop":
                 active.dropped_at = active.last_down_t
                 active.next_at_drop = self.next_piece[0]
-
         if active is not None and body["key"] == "drop":
             self._send_ahead(active)
 
@@ -550,7 +566,12 @@ class AiService:
         active.lowest_y = seen.y
         active.drop_retries += 1
         active.dropped_at = None  # until the relay presses the drop again
-        plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=False)
+        # The next piece's plan made ahead went to the relay with this drop: its keys have been moving
+        # this piece, and the frame may not show the latest of them yet.  Drop that plan (this part
+        # supersedes it at the relay) and confirm the piece's pose by a fresh frame before the drop.
+        moved_by_plan_ahead = self.ahead is not None
+        self._discard_ahead("the drop before it was lost")
+        plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=moved_by_plan_ahead)
         if plan is None:
             log.warning("plan %s: its drop was lost and gravity lands it first", active.part_id)
             return
@@ -568,9 +589,12 @@ class AiService:
         t_capture, seq = float(body["t_capture"]), int(body["frame_seq"])
         falling = body.get("falling") if body.get("status") == "ok" else None
         before, self.last_seen = self.last_seen, None
-        if falling is None:
+        try:
+            seen = _falling(falling) if falling is not None else None
+        except ValueError:
+            return  # on_frame reports the bad piece; here it must not stop the frame's other work
+        if seen is None:
             return
-        seen = _falling(falling)
         self.last_seen = (seen, seq)
         if before is None or before[1] != seq - 1 or before[0].kind != seen.kind or seen.y not in (before[0].y, before[0].y - 1):
             return
