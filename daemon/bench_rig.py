@@ -23,8 +23,10 @@ be brought up, 2 for bad options.
 Measured 2026-12-02 on the shared 2-core machine (simulator, gamerigd and its 4 services, and
 other helpers' work on it), seed 0, the gamerig player, one run each.
 
-After the ai plans each next piece ahead and times its drops to the gravity (services/ai.py,
-services/ai_timing.py; keys 30/30 ms):
+With the ai planning each next piece ahead and timing its drops to the gravity (services/ai.py,
+services/ai_timing.py; keys 30/30 ms).  Switched off since (services/ai.py PLAN_AHEAD) for the
+faults regression below; with it off the faults run played 300 pieces (mismatches 1, lines per
+piece 0.3967 vs 0.3933) and the figures are those of "before planning ahead":
 
 - ``--pieces 300 --level 10 --preview --json``: pieces 300, lines 116, deadline_misses 0,
   mismatches 0, resyncs 1, halts 0, glass_to_key_ms p50 17.6 / p99 34.3, view_to_key_ms p50 -32.5 /
