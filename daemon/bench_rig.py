@@ -1,6 +1,6 @@
 """`gamerigctl bench rig`: the whole rig against the simulator, measured by the simulator's ground truth.
 
-    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--json]
+    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--plan-ahead] [--json]
 
 Starts the simulator and gamerigd with its four services as real processes (daemon/sim_rig.py:
 calibration through the camera service, then play), lets the rig play until N pieces have
@@ -24,7 +24,7 @@ Measured 2026-12-02 on the shared 2-core machine (simulator, gamerigd and its 4 
 other helpers' work on it), seed 0, the gamerig player, one run each.
 
 With the ai planning each next piece ahead and timing its drops to the gravity (services/ai.py,
-services/ai_timing.py; keys 30/30 ms).  Switched off since (services/ai.py PLAN_AHEAD) for the
+services/ai_timing.py; keys 30/30 ms).  Off by default since (the config's ``play.plan_ahead``; ``--plan-ahead`` here) for the
 faults regression below; with it off the faults run played 300 pieces (mismatches 1, lines per
 piece 0.3967 vs 0.3933) and the figures are those of "before planning ahead":
 
@@ -200,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     keys = {name: value for name, value in (("hold_ms", args.hold_ms), ("gap_ms", args.gap_ms)) if value is not None}
     options = SimRigOptions(
-        level=args.level, preview=args.preview, seed=args.seed, player=args.player, faults=tuple(args.fault), keys=keys
+        level=args.level, preview=args.preview, seed=args.seed, player=args.player, faults=tuple(args.fault), keys=keys,
+        play={"plan_ahead": True} if args.plan_ahead else {},
     )
     progress = None if args.json else (lambda n: print(f"\rpieces {n}/{args.pieces}", end="", file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="gamerig-bench-rig-") as workdir:
@@ -233,6 +234,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--hold-ms", type=int, help="key press hold (default: configs/gamerig-sim.yaml's)")
     parser.add_argument("--gap-ms", type=int, help="gap between key presses (default: configs/gamerig-sim.yaml's)")
+    parser.add_argument("--plan-ahead", action="store_true", help="the ai plans the next piece ahead (play.plan_ahead)")
     parser.add_argument("--keep", metavar="DIR", help="keep the run's files (config, logs, truth) in DIR")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)

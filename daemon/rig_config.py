@@ -101,10 +101,12 @@ class WatchdogConfig:
 
 @dataclass(frozen=True)
 class PlayConfig:
-    """Play policy: confirm the falling piece before drop; read the level off the screen."""
+    """Play policy: confirm the falling piece before drop; read the level off the screen; plan the
+    next piece ahead and press its first key as it spawns (off by default: see services/ai.py)."""
 
     closed_loop: bool = True
     level_from_screen: bool = True
+    plan_ahead: bool = False
 
 
 @dataclass(frozen=True)
@@ -257,12 +259,13 @@ def _watchdog(check: _Checker, data: Any) -> WatchdogConfig:
 
 def _play(check: _Checker, data: Any) -> PlayConfig:
     defaults = PlayConfig()
-    section = check.section(data, "play", (), ("closed_loop", "level_from_screen"))
+    section = check.section(data, "play", (), ("closed_loop", "level_from_screen", "plan_ahead"))
     return PlayConfig(
         closed_loop=check.boolean(section.get("closed_loop", defaults.closed_loop), "play.closed_loop"),
         level_from_screen=check.boolean(
             section.get("level_from_screen", defaults.level_from_screen), "play.level_from_screen"
         ),
+        plan_ahead=check.boolean(section.get("plan_ahead", defaults.plan_ahead), "play.plan_ahead"),
     )
 
 

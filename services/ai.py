@@ -34,7 +34,7 @@ again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 
-Planning ahead (PLAN_AHEAD, off for now: see there and below; with the preview, once
+Planning ahead (``play.plan_ahead``, off by default: see the faults figures below; with the preview, once
 services/ai_timing.py has learned the game's timing from the rig's own keys and the fall steps it
 sees).  When the part with the drop of piece N is sent,
 the next piece (the preview's) is chosen on the board predicted after N, from its spawn position,
@@ -135,11 +135,6 @@ BUS_MARGIN_S = 0.003
 #: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
 #: piece is taken to have appeared at another time than predicted.
 SPAWN_LATE_S = 0.06
-#: Planning ahead and timed drops are switched off until the faults regression is understood: with
-#: 2 % dropped presses and two camera freezes (bench rig) they lost the game after 181-227 pieces in
-#: 5 runs, where the same code with them off played all 300 (mismatches 1).  True: the level 10
-#: figures in the module docstring.
-PLAN_AHEAD = False
 SUBSCRIPTIONS = ("obs.event", "obs.frame", "wd.", "ctl.", "relay.key", "relay.done")
 
 
@@ -626,7 +621,7 @@ class AiService:
         """When a drop sent now should go down: just after a gravity tick if the next piece will
         be planned ahead and the wait fits the deadline; None (at once) otherwise."""
         ticks = self.timing.ticks(iteration_delay(self.model.level))
-        if not PLAN_AHEAD or ticks is None or not self.settings.preview or active.next_piece is None or active is self.ahead:
+        if not self.settings.plan_ahead or ticks is None or not self.settings.preview or active.next_piece is None or active is self.ahead:
             return None
         earliest = max(now + BUS_MARGIN_S, self.last_key_down_t + self._press_cycle_s())
         t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, self._press_cycle_s(), TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
@@ -637,7 +632,7 @@ class AiService:
         """The drop of ``active`` is on its way: choose its next piece's placement now (the costly
         part), on the board predicted after it; it is sent when the drop goes down."""
         if (
-            not PLAN_AHEAD or active is self.ahead or active.next_piece is None or not self.settings.preview or not self.can_play
+            not self.settings.plan_ahead or active is self.ahead or active.next_piece is None or not self.settings.preview or not self.can_play
             or self.ahead is not None or (self.ahead_choice is not None and self.ahead_choice[0] == active.root)
         ):
             return

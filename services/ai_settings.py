@@ -2,7 +2,7 @@
 
 Keys read (daemon/rig_config.py validates them): ``rules`` (all), ``initial_level``, ``preview``,
 ``player``, ``keys.hold_ms`` and ``keys.gap_ms`` (the relay's press cadence, which the key plans are
-simulated at) and ``play.closed_loop``, ``play.level_from_screen``.  The two latencies below are
+simulated at) and ``play.closed_loop``, ``play.level_from_screen``, ``play.plan_ahead``.  The two latencies below are
 not in the config yet: they are the simulator's figures (a camera 3 frames behind at 60 Hz plus
 recognition; a key edge reaches the game at its next 60 Hz frame after the board's debounce) and
 belong in the config's ``play`` section once a real rig has measured its own.
@@ -41,6 +41,7 @@ class AiSettings:
     key_interval_s: float  # keys.hold_ms + keys.gap_ms
     closed_loop: bool = True
     level_from_screen: bool = True
+    plan_ahead: bool = False
     view_latency_s: float = VIEW_LATENCY_S
     key_latency_s: float = KEY_LATENCY_S
     confirm_delay_s: float = CONFIRM_DELAY_S
@@ -56,6 +57,7 @@ class AiSettings:
             key_interval_s=(config.keys.hold_ms + config.keys.gap_ms) / 1000.0,
             closed_loop=config.play.closed_loop,
             level_from_screen=config.play.level_from_screen,
+            plan_ahead=config.play.plan_ahead,
         )
 
     @classmethod
