@@ -118,6 +118,7 @@ def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
         ("watchdog.resume_healthy_s", -1, "seconds from 0 to 60"),
         ("watchdog.halt", 1, "unknown key"),
         ("play.closed_loop", "on", "true or false"),
+        ("play.plan_ahead", 1, "true or false"),
         ("play.openloop", True, "unknown key"),
         ("initial_level", 11, "from 1 to 10"),
         ("rules.widht", 10, "unknown key"),
