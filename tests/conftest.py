@@ -1,5 +1,7 @@
 """Shared test settings."""
 
+import signal
+
 from hypothesis import settings
 
 # Property tests must give the same verdict on every run and every machine (CI
@@ -7,3 +9,9 @@ from hypothesis import settings
 # must not count as a slow example.
 settings.register_profile("gamerig", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("gamerig")
+
+# A test run started in the background by a script (`make test &`, nohup) ignores SIGINT, and the
+# processes the tests start would inherit that; the tests that press Ctrl-C on one need what a
+# terminal gives.  A Python handler here is reset to the default in every child at exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
