@@ -21,6 +21,9 @@ SIGINT only set ``stopping`` (the handler does no work); the service's loop sees
 and leaving the Service publishes "stopping" and closes the bus.  A crash is logged with its
 traceback, published as "fault" with the error as message, and the process exits 1.
 
+Logging: INFO and up to stderr (the journal), or the level named by $GAMERIG_LOG_LEVEL (e.g. DEBUG
+to see the ai's plans made ahead); an unknown name is reported and INFO used.
+
 Exit codes: 0 stopped on request, 1 crashed, 2 bad command line or bad bus keys in the config.
 Tested in tests/integration/test_lifecycle.py with real processes, signals and a real proxy,
 including a service joining a CURVE tcp bus with the keys its rig config names.
@@ -50,6 +53,7 @@ STATES = ("starting", "ready", "active", "fault", "stopping")
 HEARTBEAT_PERIOD_S = 0.25
 HEARTBEAT_LIFESPAN_S = 1.0
 EXIT_OK, EXIT_CRASH, EXIT_USAGE = 0, 1, 2
+LOG_LEVEL_ENV = "GAMERIG_LOG_LEVEL"
 
 log = logging.getLogger("gamerig.services")
 
@@ -182,6 +186,16 @@ def security_from_rig_config(config_path: Path) -> BusSecurity | None:
     return load_rig_config(config_path).bus.security()  # the full check, as gamerigd made it
 
 
+def _log_level() -> int:
+    """$GAMERIG_LOG_LEVEL's level, INFO when unset or unknown (said on stderr, not fatal)."""
+    name = os.environ.get(LOG_LEVEL_ENV, "INFO").upper()
+    level = logging.getLevelName(name)
+    if isinstance(level, int):
+        return level
+    print(f"{LOG_LEVEL_ENV}={name!r} is not a logging level (DEBUG, INFO, WARNING, ERROR): using INFO", file=sys.stderr)
+    return logging.INFO
+
+
 def service_main(
     name: str,
     run: Callable[[Service, Path], None],
@@ -193,7 +207,7 @@ def service_main(
     security_loader gives the bus's CURVE keys from the config (None: no CURVE); the default
     reads the rig config's bus.curve, which is what gamerigd's proxy uses.
     """
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name}[%(process)d] %(levelname)s %(message)s")
+    logging.basicConfig(level=_log_level(), format=f"%(asctime)s {name}[%(process)d] %(levelname)s %(message)s")
     parser = argparse.ArgumentParser(prog=f"gamerig.services.{name}")
     parser.add_argument("--endpoints", required=True, help="the bus endpoints as JSON (Endpoints.to_json)")
     parser.add_argument("--config", required=True, type=Path, help="the rig's YAML config")

@@ -41,6 +41,8 @@ POLL_S = 0.005
 #: since a busy machine can take over a second to answer, and a missed replay resets what status shows.
 PREDECESSOR_WAIT_S = 5.0
 SUBSCRIPTIONS = ("hb.", "obs.", "plan.keys", "predict.board", "relay.", "ai.state")
+#: The decisions an operator reads in the journal, with their reasons (wd.state is periodic).
+LOGGED = ("wd.halt", "wd.resume", "wd.resync")
 
 
 def run(service: Service, config_path: Path) -> None:
@@ -80,6 +82,8 @@ def run(service: Service, config_path: Path) -> None:
 
 def _publish(service: Service, out: list[tuple[str, dict]]) -> None:
     for topic, body in out:
+        if topic in LOGGED:
+            log.info("%s: %s", topic, body.get("reason", ""))
         service.publisher.publish(topic, body)
 
 
