@@ -28,7 +28,9 @@ CORRECTION_EVIDENCE_S (a lagging frame looks just like a lost key): a correction
 position to the same target, itself closed loop while another confirmation fits (at most
 MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  If no frame confirms the piece
 by the time its plan assumed for the drop (the camera lost the piece, or sends only unsure frames),
-the drop goes unconfirmed, as the open loop would have pressed it.  A frame that shows the piece still falling after
+the drop goes unconfirmed, as the open loop would have pressed it; but not before a frame that can
+confirm it has had time to come, while the drop's deadline allows (services/ai_blind_drop.py: a
+piece still in its spawn row can only be confirmed after its first fall).  A frame that shows the piece still falling after
 its drop (services/ai_lost_drop.py: the drop key never reached the game) gets the drop pressed
 again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece.  ``predict.board`` always carries
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
@@ -103,6 +105,7 @@ from gamerig.games.tetris.pieces import PIECE_NAMES, orientation_count
 from gamerig.games.tetris.placements import Placement
 from gamerig.games.tetris.rules import iteration_delay
 
+from .ai_blind_drop import ConfirmWait, blind_drop_due
 from .ai_lost_drop import DroppedPiece, still_falling
 from .ai_model import GameModel, rows_of
 from .ai_planner import KeyPlan, PieceDecision, Planner
@@ -402,12 +405,7 @@ class AiService:
             self._spawned(pending.body)
         active = self.active
         if active is not None and not active.finished and active.relay_done and active.last_down_t is not None:
-            # the drop was planned this long after the last key (longer while frames say the piece is
-            # off target, to let them agree); no confirmation by then: drop unconfirmed
-            waited = self.settings.key_interval_s + self.settings.confirm_delay_s
-            if active.suspect is not None:
-                waited += CORRECTION_EVIDENCE_S
-            if now >= active.last_down_t + waited:
+            if now >= self._blind_drop_due(active, active.last_down_t):
                 self._drop_blind(active)
         if active is not None and not active.finished and now > active.deadline_t:
             self._give_up(active, "its deadline passed before the relay finished it")
@@ -498,6 +496,16 @@ class AiService:
     def _send(self, active: PieceInPlay, t_state: float) -> None:
         """Publish the part ``active.plan``, its deadline counted from ``t_state``."""
         self._publish_part(active, active.plan.keys, t_state + active.plan.deadline_s, active.plan.final)
+
+    def _blind_drop_due(self, active: PieceInPlay, last_down_t: float) -> float:
+        """When the drop goes unconfirmed (services/ai_blind_drop.py)."""
+        start_y, start_t = active.start
+        suspect_t = active.suspect[1] if active.suspect is not None else None
+        wait = ConfirmWait(last_down_t, start_y, start_t, active.lowest_y, suspect_t, active.deadline_t)
+        settings = self.settings
+        return blind_drop_due(
+            wait, iteration_delay(active.level), settings.key_interval_s, settings.confirm_delay_s, CORRECTION_EVIDENCE_S, self._press_cycle_s()
+        )
 
     def _drop_blind(self, active: PieceInPlay) -> None:
         """No frame confirmed the piece when the drop was due: drop it unconfirmed, as the open loop would."""
