@@ -7,7 +7,8 @@ XTEST), which releases every output at once: on every start, so a restart after 
 is also the release of whatever the dead process left closed.  Then it executes ``plan.keys`` in
 order (services/relay_runner.py: never a plan past its deadline, stopping mid-plan when the deadline
 passes, each a counted deadline miss; plans the bus already dropped as expired count too; none of
-its keys before its optional ``start_t``, a time.monotonic() like ``deadline_t``), and
+its keys before its optional ``start_t``, a time.monotonic() like ``deadline_t``, nor any key before
+its own time in the optional ``key_t``, where null is no wait), and
 publishes ``relay.key`` per press, ``relay.done`` per plan and ``relay.state`` (on every change and
 once a second).
 
@@ -245,7 +246,17 @@ def _plan(body: dict[str, Any], known: Sequence[str]) -> Plan:
     start_t = -float("inf") if body.get("start_t") is None else _number(body["start_t"], "start_t")
     if start_t > deadline_t:
         raise ValueError(f"start_t {start_t} is after deadline_t {deadline_t}")
-    return Plan(body.get("plan_id"), _keys(body.get("keys"), known), deadline_t, start_t)
+    keys = _keys(body.get("keys"), known)
+    return Plan(body.get("plan_id"), keys, deadline_t, start_t, _key_times(body.get("key_t"), len(keys)))
+
+
+def _key_times(value: object, count: int) -> tuple[float, ...]:
+    """The optional ``key_t``: one time per key, the earliest it may go down (null: no wait)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) != count:
+        raise ValueError(f"key_t must be a list of {count} times, one per key, got {value!r}")
+    return tuple(-float("inf") if t is None else _number(t, "key_t") for t in value)
 
 
 def _keys(value: object, known: Sequence[str]) -> tuple[str, ...]:

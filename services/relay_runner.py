@@ -11,7 +11,8 @@ SIGTERM and at exit, validation of key names.
 Deadlines (the plan's ``deadline_t``, time.monotonic()): a plan is not started once its deadline
 has passed, and a key whose press would go down after it is not pressed: the plan stops there and
 it is a deadline miss.  A start time (``start_t``): no key of the plan goes down before it (the ai
-times a drop to the game's gravity and the next piece's first key to just after its spawn).  Gaps
+times a drop to the game's gravity and the next piece's first key to just after its spawn); key
+times (``key_t``): no key goes down before its own (a turn waits for the piece's first fall).  Gaps
 are kept between presses (``gap_s`` from the previous release), also across plans.  A newer plan
 supersedes the one running (it stops before its next key, also while waiting for its start).
 
@@ -35,13 +36,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Plan:
-    """The keys of one plan.keys message, the time by which the last of them must be down and the
-    time before which none may (``start_t``)."""
+    """The keys of one plan.keys message, the time by which the last of them must be down, the
+    time before which none may (``start_t``) and, optionally, the time before which each may not
+    (``key_t``, one per key)."""
 
     plan_id: object
     keys: tuple[str, ...]
     deadline_t: float
     start_t: float = -float("inf")
+    key_t: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ class PlanRunner:
     def _execute(self, plan: Plan) -> PlanDone:
         pressed = 0
         for index, key in enumerate(plan.keys):
-            earliest = self._last_up + self._gap_s if index else max(self._last_up + self._gap_s, plan.start_t)
+            earliest = max(self._last_up + self._gap_s, plan.start_t if index == 0 else -float("inf"), plan.key_t[index] if plan.key_t else -float("inf"))
             if not self._pause_until(earliest, self._interrupt):
                 return self._stopped(plan, pressed)
             with self._gate:

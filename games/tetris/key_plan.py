@@ -9,18 +9,19 @@ does and where a piece lands are not restated here.
 Gravity's phase is unknown: a piece seen at row y got there at most one fall step earlier, so its
 next fall comes at some phi in (0, step].  The outcome can only change where a fall time crosses a
 key time, so :func:`check_keys` plays one phi inside each interval between those crossings: that
-covers every phase, exactly.  What this does not model: key edges that drift from the cadence
+covers every phase, exactly (or every phase of a narrower interval, ``KeyTiming.first_fall_s``).  What this does not model: key edges that drift from the cadence
 (the caller adds its measured latency to ``first_key_s`` and keeps a margin) and lost presses
 (the closed loop in the ai service is the defence against those).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .board import Board
-from .engine import DROP, FallingPiece, Game, fits
+from .engine import DROP, ROTATE, FallingPiece, Game, fits
 from .pieces import orientation_count
 from .placements import keys_for
 from .rules import Rules
@@ -36,25 +37,41 @@ class KeyTiming:
 
     Key i (0-based) reaches the game at ``first_key_s + i * key_interval_s``; a final drop comes
     ``drop_delay_s`` later still (the closed loop's pause to confirm the piece before dropping it).
+    ``first_fall_s``: the interval the piece's next fall comes in, when it is known better than
+    "within a step" (a piece planned ahead for its predicted spawn falls a whole step after it,
+    give or take the prediction's error).  ``turn_not_before_s``: no rotation reaches the game
+    before this time (a piece in its spawn row can turn only after its first fall), the keys
+    after it keeping their cadence from it.
     """
 
     first_key_s: float
     key_interval_s: float
     fall_step_s: float
     drop_delay_s: float = 0.0
+    first_fall_s: tuple[float, float] | None = None
+    turn_not_before_s: float = -float("inf")
 
     def __post_init__(self) -> None:
         if self.key_interval_s <= 0 or self.fall_step_s <= 0:
             raise ValueError(f"key interval and fall step must be positive: {self}")
         if self.drop_delay_s < 0:
             raise ValueError(f"drop delay must be >= 0, got {self.drop_delay_s}")
+        if self.first_fall_s is not None and not 0.0 <= self.first_fall_s[0] < self.first_fall_s[1]:
+            raise ValueError(f"the first fall's interval must be (a, b] with 0 <= a < b, got {self.first_fall_s}")
 
     def key_times(self, keys: Sequence[str]) -> list[float]:
         """When each of ``keys`` reaches the game."""
-        times = [self.first_key_s + i * self.key_interval_s for i in range(len(keys))]
+        times: list[float] = []
+        for key in keys:
+            t = times[-1] + self.key_interval_s if times else self.first_key_s
+            times.append(max(t, self.turn_not_before_s) if key == ROTATE else t)
         if keys and keys[-1] == DROP:
             times[-1] += self.drop_delay_s
         return times
+
+    def first_fall_window(self) -> tuple[float, float]:
+        """The interval (a, b] the next fall comes in: within a step unless known better."""
+        return self.first_fall_s if self.first_fall_s is not None else (0.0, self.fall_step_s)
 
 
 @dataclass(frozen=True)
@@ -96,7 +113,7 @@ def check_keys(board: Board, rules: Rules, start: FallingPiece, keys: Sequence[s
     moves = keys[:-1] if keys and keys[-1] == DROP else keys
     times = timing.key_times(keys)
     land_s = float("inf")
-    for earliest, phase in _phases(times[: len(moves)], timing.fall_step_s):
+    for earliest, phase in _phases(times[: len(moves)], timing.fall_step_s, timing.first_fall_window()):
         rest, landed_at, pressed = _play(board, rules, start, moves, times, phase, timing.fall_step_s)
         land_s = min(land_s, landed_at - (phase - earliest))  # the same order of events, gravity as early as it can be
         if pressed < len(moves):
@@ -112,12 +129,15 @@ def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPi
     """Keys from ``start`` to ``target`` that work at every phase.
 
     Tries rotations first, then all column moves first, then fewer moves first (see
-    :func:`keys_between`); returns the first that works, or the rotations-first verdict.  Stops at
-    a verdict of too late: another order has as many keys and cannot finish sooner.
+    :func:`keys_between`); returns the first that works, or the first order's verdict.  When the
+    turns must wait (``timing.turn_not_before_s``) the column moves come first, using the wait, and
+    rotations first come last.  Stops at a verdict of too late: another order has as many keys and
+    cannot finish sooner.
     """
     shift = abs(target.x - start.x)
     verdicts = []
-    for lead in (0, *range(shift, 0, -1)):
+    leads = (*range(shift, 0, -1), 0) if timing.turn_not_before_s > timing.first_key_s else (0, *range(shift, 0, -1))
+    for lead in leads:
         verdict = check_keys(board, rules, start, keys_between(start, target.orientation, target.x, lead=lead, drop=drop), target, timing)
         if verdict.ok:
             return verdict
@@ -127,11 +147,20 @@ def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPi
     return verdicts[0]
 
 
-def _phases(move_times: Sequence[float], step: float) -> list[tuple[float, float]]:
-    """Each interval of (0, step] in which the order of key and fall times is fixed, as (its start,
-    a next-fall time inside it)."""
-    cuts = sorted({0.0, step} | {t % step for t in move_times if t % step > 0.0})
-    return [(a, (a + b) / 2) for a, b in zip(cuts, cuts[1:])]
+def _phases(move_times: Sequence[float], step: float, window: tuple[float, float]) -> list[tuple[float, float]]:
+    """Each interval of the first fall's ``window`` (a, b] in which the order of key and fall times
+    is fixed, as (its start, a next-fall time inside it).  A key time t meets a fall when the first
+    fall comes at t - k * step for some whole k >= 0."""
+    a, b = window
+    cuts = {a, b}
+    for t in move_times:
+        k = max(0, math.floor((t - b) / step))
+        while t - k * step > a:
+            if t - k * step < b:
+                cuts.add(t - k * step)
+            k += 1
+    ordered = sorted(cuts)
+    return [(lo, (lo + hi) / 2) for lo, hi in zip(ordered, ordered[1:])]
 
 
 def _play(

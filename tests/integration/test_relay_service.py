@@ -97,12 +97,11 @@ class Rig:
             stderr = self.process.stderr.read() if self.process.stderr else ""
         raise AssertionError(f"no {topic} within {timeout} s {stderr}")
 
-    def plan(self, plan_id: str, keys: list[str], deadline_in_s: float, start_t: float | None = None) -> None:
+    def plan(self, plan_id: str, keys: list[str], deadline_in_s: float, **timing: object) -> None:
+        """Publish a plan.keys; ``timing``: its optional start_t / key_t."""
         deadline_t = time.monotonic() + deadline_in_s
         body = {"plan_id": plan_id, "piece": "T", "orientation": 1, "x": 6, "keys": keys, "t_seen": time.monotonic(),
-                "deadline_t": deadline_t, "level": 5, "predicted_board": []}
-        if start_t is not None:
-            body["start_t"] = start_t
+                "deadline_t": deadline_t, "level": 5, "predicted_board": [], **timing}
         self.publisher.publish("plan.keys", body, lifespan_s=deadline_in_s if deadline_in_s > 0 else None)
 
     def close(self) -> None:
@@ -173,6 +172,22 @@ def test_no_key_of_a_plan_goes_down_before_its_start_t(rig: Rig) -> None:
     assert done.body["ok"] is True and done.body["pressed"] == 2
     closed = [t for _, is_closed, t in rig.contacts.edges if is_closed]
     assert len(closed) == 2 and closed[0] >= start_t  # the board's own contact time
+
+
+def test_a_key_with_its_own_time_waits_for_it_and_the_keys_after_it_keep_the_cadence(rig: Rig) -> None:
+    now = time.monotonic()
+    rig.plan("turn later", ["left", "rotate", "right"], 5.0, key_t=[None, now + 0.5, now])
+    done = rig.expect("relay.done", lambda b: b["plan_id"] == "turn later", 5.0)
+    assert done.body["ok"] is True and done.body["pressed"] == 3
+    closed = [t for _, is_closed, t in rig.contacts.edges if is_closed]
+    assert len(closed) == 3 and closed[0] < now + 0.3 <= now + 0.5 <= closed[1] < closed[2] < closed[1] + 0.3
+
+
+def test_key_times_that_are_not_one_per_key_reject_the_plan(rig: Rig) -> None:
+    rig.plan("short", ["left", "right"], 5.0, key_t=[time.monotonic()])
+    done = rig.expect("relay.done", lambda b: b["plan_id"] == "short", 5.0)
+    assert done.body["ok"] is False and "key_t must be a list of 2 times" in done.body["reason"]
+    assert rig.contacts.closures() == []
 
 
 def test_a_plan_starting_after_its_deadline_is_rejected(rig: Rig) -> None:

@@ -121,3 +121,30 @@ def test_verdicts_agree_with_the_engine_on_random_piles() -> None:
                     assert landed == sorted(placement.cells()), (piece, placement, verdict, first_fall)
                     checked += 1
     assert checked > 100
+
+
+def test_a_known_first_fall_and_a_turn_wait_plan_a_turn_from_the_spawn_row() -> None:
+    """Planned ahead: the piece spawns on a gravity tick, so its first fall comes a step later
+    (give or take 10 ms); its turn waits for that fall, the moves before it need not."""
+    board = Board(10, 20)
+    step = iteration_delay(5)
+    target = FallingPiece("T", 3, 3, 1)  # flat side down on the floor
+    known = KeyTiming(first_key_s=0.01, key_interval_s=0.06, fall_step_s=step, first_fall_s=(step - 0.01, step + 0.01))
+    keys = keys_between(SPAWN_T, 3, 3, lead=3)  # left x3 in the spawn row, then the two turns
+    assert not check_keys(board, RULES, SPAWN_T, keys, target, known).ok  # the turns come at 0.19 s, before the fall
+    waiting = KeyTiming(0.01, 0.06, step, first_fall_s=(step - 0.01, step + 0.01), turn_not_before_s=step + 0.02)
+    assert waiting.key_times(keys)[:5] == pytest.approx([0.01, 0.07, 0.13, step + 0.02, step + 0.08])
+    verdict = check_keys(board, RULES, SPAWN_T, keys, target, waiting)
+    assert verdict.ok, verdict.reason
+    for first_fall in (step - 0.009, step, step + 0.009):
+        assert play_at(board, SPAWN_T, keys, waiting, first_fall) == sorted(target.cells())
+    # the same keys with the first fall unknown: an early fall lets the first turn act in row 19 ... or not at all
+    unknown = KeyTiming(0.01, 0.06, step, turn_not_before_s=step + 0.02)
+    assert check_keys(board, RULES, SPAWN_T, keys, target, unknown).ok == all(
+        play_at(board, SPAWN_T, keys, unknown, f) == sorted(target.cells()) for f in (0.001, 0.1, 0.2, step)
+    )
+
+
+def test_a_first_fall_interval_must_be_an_interval() -> None:
+    with pytest.raises(ValueError, match="first fall"):
+        KeyTiming(0.0, 0.06, 0.3, first_fall_s=(0.3, 0.2))
