@@ -40,9 +40,9 @@ Planning ahead (``play.plan_ahead``, off by default: see the faults figures belo
 services/ai_timing.py has learned the game's timing from the rig's own keys and the fall steps it
 sees).  When the part with the drop of piece N is sent,
 the next piece (the preview's) is chosen on the board predicted after N, from its spawn position,
-with the one-piece player (the piece after it is not shown yet).  A drop sent on its own is timed
-to the game's gravity: it goes down just after a gravity tick (``start_t``), so the next piece
-spawns a whole fall step later and its first key, which the relay's hold and gap keep at least a
+with the one-piece player (the piece after it is not shown yet).  Every drop is timed to the
+game's gravity (on its own or at the end of a part's keys, if the deadline allows): it goes down
+just after a gravity tick (its ``key_t``), so the next piece spawns a whole fall step later and its first key, which the relay's hold and gap keep at least a
 press cycle after the drop, follows the spawn closely.  When ``relay.key`` reports the drop, the
 spawn is predicted on the rig's clock (the first gravity tick the drop acts before) and the next
 piece's first part is sent at once with ``start_t`` just after that spawn (no key of it can act
@@ -53,9 +53,10 @@ newest prediction for that letter) and the model advanced.  A piece that appeare
 is planned from sight as before, and everything the closed loop checks still applies.  The lost-drop
 check (services/ai_lost_drop.py) is skipped while a plan made ahead for a piece of the same letter
 is under way (that piece leaves its spawn pose at once, so the check would take it for the dropped
-one).  Not planned ahead: pieces whose keys cannot start from the spawn row at every gravity phase
-(at a slow level a turn must wait up to a whole fall step, e.g. 0.3 s at level 5; these are planned
-from sight as before), and the first pieces, until the timing is learned.
+one).  The piece spawns on a gravity tick, so its first fall comes a fall step after the predicted
+spawn (``_first_fall``): its keys are checked for that phase only, and a turn the spawn row does not
+allow waits for that fall (``key_t`` in the plan) while the column moves go first.  Not planned
+ahead: the first pieces, until the timing is learned, and pieces whose keys cannot finish in time.
 
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play
 if its landing is still to come).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
@@ -515,16 +516,18 @@ class AiService:
         self._publish_part(active, ("drop",), active.deadline_t, final=True)
 
     def _publish_part(
-        self, active: PieceInPlay, keys: Sequence[str], deadline_t: float, final: bool, start_t: float | None = None
+        self, active: PieceInPlay, keys: Sequence[str], deadline_t: float, final: bool, start_t: float | None = None,
+        key_t: Sequence[float | None] | None = None,
     ) -> bool:
-        """Send a part; a drop on its own is timed to the gravity when a plan ahead will follow it.
+        """Send a part; its drop is timed to the gravity when a plan ahead will follow it.
         False (a deadline miss) if its deadline passed already."""
         now = time.monotonic()
         if deadline_t <= now:
             self._give_up(active, "its deadline passed before it could be sent")
             return False
-        if start_t is None and tuple(keys) == ("drop",):
-            start_t = self._drop_time(active, now, deadline_t)
+        if key_t is None and keys and keys[-1] == "drop":
+            first_key_t = max(now + BUS_MARGIN_S, self.last_key_down_t + self._press_cycle_s(), start_t or -float("inf"))
+            key_t = self._drop_time(first_key_t, len(keys), deadline_t)
         target = active.plan.target
         predicted = active.predicted if active.predicted is not None else self.model.board
         body = {
@@ -540,6 +543,8 @@ class AiService:
         }
         if start_t is not None:
             body["start_t"] = start_t
+        if key_t is not None:
+            body["key_t"] = list(key_t)
         self.service.publisher.publish("plan.keys", body, lifespan_s=deadline_t - now)
         self.last_plan_id = active.part_id
         active.deadline_t = deadline_t
@@ -625,16 +630,20 @@ class AiService:
     def _press_cycle_s(self) -> float:
         return self.settings.key_interval_s + PRESS_OVERHEAD_S
 
-    def _drop_time(self, active: PieceInPlay, now: float, deadline_t: float) -> float | None:
-        """When a drop sent now should go down: just after a gravity tick if the next piece will
-        be planned ahead and the wait fits the deadline; None (at once) otherwise."""
+    def _drop_time(self, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
+        """``key_t`` for a part of ``keys`` keys ending with the drop, its first key going down at
+        ``first_key_t`` at the earliest: the drop waits until just after a gravity tick if the next
+        piece will be planned ahead and the wait fits the deadline; None: no key waits."""
         ticks = self.timing.ticks(iteration_delay(self.model.level))
-        if not self.settings.plan_ahead or ticks is None or not self.settings.preview or active.next_piece is None or active is self.ahead:
+        if not self.settings.plan_ahead or ticks is None or not self.settings.preview:
             return None
-        earliest = max(now + BUS_MARGIN_S, self.last_key_down_t + self._press_cycle_s())
-        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, self._press_cycle_s(), TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
-        self.counters.timed_drops += int(t > earliest)
-        return t
+        cycle = self._press_cycle_s()
+        earliest = first_key_t + (keys - 1) * cycle
+        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, cycle, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
+        if t <= earliest:
+            return None
+        self.counters.timed_drops += 1
+        return [None] * (keys - 1) + [t]
 
     def _prepare_ahead(self, active: PieceInPlay) -> None:
         """The drop of ``active`` is on its way: choose its next piece's placement now (the costly
@@ -654,7 +663,9 @@ class AiService:
         first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._press_cycle_s())
         rules = self.settings.rules
         start = FallingPiece(active.next_piece, 1, rules.spawn_x, rules.spawn_y)
-        decision = self.planner.decide(board, start, None, level, spawn, first_key_t=first_key_t, detour=True, key_latency_s=0.0)
+        decision = self.planner.decide(
+            board, start, None, level, spawn, first_key_t=first_key_t, detour=True, key_latency_s=0.0, first_fall_s=_first_fall(level)
+        )
         if decision is None:
             return
         self.ahead_choice = (active.root, board.copy(), level, decision)
@@ -677,7 +688,8 @@ class AiService:
         start = FallingPiece(decision.placement.piece, 1, rules.spawn_x, rules.spawn_y)
         first_key_t = max(start_t, dropped.dropped_at + self._press_cycle_s())
         plan = self.planner.keys_to(
-            board, start, decision.plan.target, level, spawn, confirm_again=True, first_key_t=first_key_t, detour=True, key_latency_s=0.0
+            board, start, decision.plan.target, level, spawn, confirm_again=True, first_key_t=first_key_t, detour=True, key_latency_s=0.0,
+            first_fall_s=_first_fall(level),
         )
         if plan is None:
             return
@@ -689,7 +701,8 @@ class AiService:
         )
         self.ahead = ahead
         log.debug("plan %s ahead: %s after the drop at %.4f, spawn %.4f, keys %s from %.4f", ahead.root, start.kind, dropped.dropped_at, spawn, plan.keys, start_t)
-        if self._publish_part(ahead, plan.keys, spawn + plan.deadline_s, plan.final, start_t=start_t):
+        key_t = [spawn + t for t in plan.down_s] if plan.down_s is not None else None
+        if self._publish_part(ahead, plan.keys, spawn + plan.deadline_s, plan.final, start_t=start_t, key_t=key_t):
             self.counters.ahead_sent += 1
         else:
             self.ahead = None
@@ -767,6 +780,13 @@ class AiService:
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,
         }
+
+
+def _first_fall(level: int) -> tuple[float, float]:
+    """When a piece planned ahead falls first, after its predicted spawn: a step later (it spawned
+    on a gravity tick), give or take the error of the learned tick times."""
+    step = iteration_delay(level)
+    return (step - TICK_MARGIN_S, step + TICK_MARGIN_S)
 
 
 def _falling(body: dict[str, Any]) -> FallingPiece:

@@ -18,7 +18,10 @@ predicted spawn time): ``first_key_t`` is when the relay will press the first ke
 it acts before the spawn, one down after it after), so ``key_latency_s`` is 0 there, and ``detour`` lets a placement that needs only turns step aside and back
 around them (``<side>, rotate.., <other side>``) when the direct keys cannot start at once: a piece
 in its spawn row cannot turn (most orientations reach above the board), so without the detour the
-first key would wait a whole fall step.  A placement right below the spawn gets the same step
+first key would wait a whole fall step.  The piece spawned on a gravity tick, so its first fall
+comes a step later (``first_fall_s``: that, give or take the spawn prediction's error): where the
+keys at the relay's cadence would turn it too early, its turns wait for that fall (``KeyPlan.down_s``,
+published as ``key_t``) and the column moves go first, in the spawn row.  A placement right below the spawn gets the same step
 aside and back before its confirmed drop (closed loop): dropped at once, the piece would be gone
 before the camera showed it (the ai could neither adopt it nor read the preview it brings, so the
 piece after it could not be planned ahead).  Two extra presses; used only when the keys still
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -74,6 +77,9 @@ class KeyPlan:
     final: bool
     deadline_s: float
     check: KeyCheck
+    #: When each key may go down at the earliest (relative to t_state), if some must wait for
+    #: more than the relay's cadence (a turn after the first fall); None: each as soon as it can.
+    down_s: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,9 +106,11 @@ class Planner:
     def decide(
         self, board: Board, start: FallingPiece, next_piece: str | None, level: int, t_state: float,
         first_key_t: float | None = None, detour: bool = False, key_latency_s: float | None = None,
+        first_fall_s: tuple[float, float] | None = None,
     ) -> PieceDecision | None:
         """Plan the piece ``start`` on ``board``; None to defer (spawn row) or when nothing fits in
-        time.  ``first_key_t``, ``detour`` and ``key_latency_s``: see the module docstring (planning ahead)."""
+        time.  ``first_key_t``, ``detour``, ``key_latency_s`` and ``first_fall_s``: see the module
+        docstring (planning ahead)."""
         began = self.clock()
         step = iteration_delay(level)
         decision = self.player.choose(board, start.kind, next_piece if self.settings.preview else None, PLAN_BUDGET_STEPS * step)
@@ -113,7 +121,8 @@ class Planner:
                 return None  # a plan found later than this could hardly still be in time
             target = FallingPiece(placement.piece, placement.orientation, placement.x, placement.y)
             plan = self.keys_to(
-                board, start, target, level, t_state, confirm_again=True, first_key_t=first_key_t, detour=detour, key_latency_s=key_latency_s
+                board, start, target, level, t_state, confirm_again=True, first_key_t=first_key_t, detour=detour, key_latency_s=key_latency_s,
+                first_fall_s=first_fall_s,
             )
             if plan is not None:
                 predicted, cleared = self.settle(board, placement)
@@ -131,32 +140,43 @@ class Planner:
     def keys_to(
         self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool,
         first_key_t: float | None = None, detour: bool = False, key_latency_s: float | None = None,
+        first_fall_s: tuple[float, float] | None = None,
     ) -> KeyPlan | None:
         """Keys from ``start`` (observed at t_state) to ``target`` that finish in time, closed loop
         if allowed and affordable; None if none do.  The first key goes down at ``first_key_t`` or
         as soon as the plan can be published, whichever is later; a key acts ``key_latency_s`` after
-        it goes down (the settings' by default)."""
+        it goes down (the settings' by default).  ``first_fall_s``: when the piece's next fall comes
+        (after t_state), if known; a piece in its spawn row may then turn after it (see the module
+        docstring, planning ahead)."""
         step = iteration_delay(level)
         latency = self.settings.key_latency_s if key_latency_s is None else key_latency_s
         first_key_s = max(self.clock() + PUBLISH_MARGIN_S, first_key_t or -float("inf")) + latency - t_state
-        interval = self.settings.key_interval_s
-        timing = KeyTiming(first_key_s, interval, step)
+        timing = KeyTiming(first_key_s, self.settings.key_interval_s, step, first_fall_s=first_fall_s)
         in_place = start.orientation == target.orientation and start.x == target.x
         at_spawn = detour and start.x == target.x and start.y == self.rules.spawn_y
         if in_place and not (at_spawn and confirm_again and self.settings.closed_loop):
             verdict = check_keys(board, self.rules, start, (DROP,), target, timing)
-            return self._plan(target, verdict, final=True, latency=latency) if verdict.ok else None
-        verdict = plan_keys(board, self.rules, start, target, timing) if not in_place else None
-        if (verdict is None or not verdict.ok) and at_spawn:
-            verdict = self._detour(board, start, target, timing) or verdict
+            return self._plan(target, verdict, final=True, latency=latency, timing=timing) if verdict.ok else None
+        timings = [timing]
+        if first_fall_s is not None and start.y == self.rules.spawn_y and not in_place:
+            timings.append(replace(timing, turn_not_before_s=first_fall_s[1]))
+        verdict = None
+        for timing in timings:
+            verdict = plan_keys(board, self.rules, start, target, timing) if not in_place else None
+            if (verdict is None or not verdict.ok) and at_spawn:
+                verdict = self._detour(board, start, target, timing) or verdict
+            if verdict is not None and verdict.ok:
+                break
         if verdict is None or not verdict.ok:
-            return self.keys_to(board, start, target, level, t_state, False, first_key_t, False, key_latency_s) if in_place else None
+            if in_place:
+                return self.keys_to(board, start, target, level, t_state, False, first_key_t, False, key_latency_s, first_fall_s)
+            return None
         if confirm_again and self.settings.closed_loop:  # only where the open loop works: it is the easier
-            timing = KeyTiming(first_key_s, interval, step, drop_delay_s=self.settings.confirm_delay_s)
-            closed = check_keys(board, self.rules, start, verdict.keys, target, timing)
+            closed_timing = replace(timing, drop_delay_s=self.settings.confirm_delay_s)
+            closed = check_keys(board, self.rules, start, verdict.keys, target, closed_timing)
             if closed.ok:
-                return self._plan(target, closed, final=False, latency=latency)
-        return self._plan(target, verdict, final=True, latency=latency)
+                return self._plan(target, closed, final=False, latency=latency, timing=closed_timing)
+        return self._plan(target, verdict, final=True, latency=latency, timing=timing)
 
     def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
         """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""
@@ -167,9 +187,11 @@ class Planner:
                 return verdict
         return None
 
-    def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool, latency: float) -> KeyPlan:
+    def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool, latency: float, timing: KeyTiming) -> KeyPlan:
         keys = verdict.keys if final else verdict.keys[:-1]
-        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict)
+        waits = timing.turn_not_before_s > timing.first_key_s and ROTATE in keys
+        down_s = tuple(t - latency for t in timing.key_times(keys)) if waits else None
+        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict, down_s)
 
     def _candidates(self, board: Board, chosen: Placement) -> list[Placement]:
         """The player's choice, then the other placements by the player's one-piece rating."""

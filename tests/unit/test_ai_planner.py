@@ -1,0 +1,55 @@
+"""The ai's planner for a piece planned ahead of its spawn: with its first fall known, a turn the
+spawn row does not allow waits for that fall, and the column moves go first."""
+
+from __future__ import annotations
+
+import pytest
+
+from gamerig.daemon.player_config import load_player
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.rules import Rules, iteration_delay
+from gamerig.services.ai_planner import KeyPlan, Planner
+from gamerig.services.ai_settings import AiSettings
+
+RULES = Rules()
+STEP = iteration_delay(5)
+SPAWNED_T = FallingPiece("T", 1, RULES.spawn_x, RULES.spawn_y)
+FLAT_ON_THE_FLOOR = FallingPiece("T", 3, 3, 1)  # two turns and three columns left
+
+
+@pytest.fixture(scope="module")
+def planner() -> Planner:
+    settings = AiSettings(rules=RULES, initial_level=5, preview=True, player=load_player("gamerig"), key_interval_s=0.06)
+    return Planner(settings, clock=lambda: 0.0)  # the predicted spawn is t = 0
+
+
+def plan_ahead(planner: Planner, first_fall_s: tuple[float, float] | None) -> KeyPlan | None:
+    return planner.keys_to(
+        Board(10, 20), SPAWNED_T, FLAT_ON_THE_FLOOR, 5, 0.0, confirm_again=True, first_key_t=0.01, detour=True, key_latency_s=0.0,
+        first_fall_s=first_fall_s,
+    )
+
+
+def test_a_turn_waits_for_the_known_first_fall_while_the_moves_go_first(planner: Planner) -> None:
+    plan = plan_ahead(planner, (STEP - 0.009, STEP + 0.009))
+    assert plan is not None
+    assert plan.keys == ("left", "left", "left", "rotate", "rotate") and not plan.final  # the drop waits for a frame
+    assert plan.down_s is not None
+    assert plan.down_s[:3] == pytest.approx((0.01, 0.07, 0.13))  # at once, in the spawn row
+    assert plan.down_s[3] == pytest.approx(STEP + 0.009) and plan.down_s[4] == pytest.approx(STEP + 0.069)
+
+
+def test_without_a_known_first_fall_the_spawn_row_allows_no_such_plan(planner: Planner) -> None:
+    assert plan_ahead(planner, None) is None  # an early fall or a late one breaks every key order
+
+
+
+def test_turns_in_the_spawn_column_wait_for_the_first_fall(planner: Planner) -> None:
+    """No step aside and back to press a key sooner: at this level the turns could not come before the fall anyway."""
+    plan = planner.keys_to(
+        Board(10, 20), SPAWNED_T, FallingPiece("T", 3, RULES.spawn_x, 1), 5, 0.0, confirm_again=True, first_key_t=0.01, detour=True,
+        key_latency_s=0.0, first_fall_s=(STEP - 0.009, STEP + 0.009),
+    )
+    assert plan is not None and plan.keys == ("rotate", "rotate") and plan.down_s is not None
+    assert plan.down_s[0] == pytest.approx(STEP + 0.009)
