@@ -36,27 +36,7 @@ again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 
-Planning ahead (``play.plan_ahead``, off by default: see the faults figures below; with the preview, once
-services/ai_timing.py has learned the game's timing from the rig's own keys and the fall steps it
-sees).  When the part with the drop of piece N is sent,
-the next piece (the preview's) is chosen on the board predicted after N, from its spawn position,
-with the one-piece player (the piece after it is not shown yet).  Every drop is timed to the
-game's gravity (on its own or at the end of a part's keys, if the deadline allows): it goes down
-just after a gravity tick (its ``key_t``), so the next piece spawns a whole fall step later and its first key, which the relay's hold and gap keep at least a
-press cycle after the drop, follows the spawn closely.  When ``relay.key`` reports the drop, the
-spawn is predicted on the rig's clock (the first gravity tick the drop acts before) and the next
-piece's first part is sent at once with ``start_t`` just after that spawn (no key of it can act
-before the piece is there).  The piece is adopted when the camera shows it, if it appeared when
-predicted; only then is its prediction published (the watchdog checks each landing against the
-newest prediction for that letter) and the model advanced.  A piece that appeared at another time
-(a lost drop, a missed spawn), a halt, a pause or a resync discards the plan made ahead: the piece
-is planned from sight as before, and everything the closed loop checks still applies.  The lost-drop
-check (services/ai_lost_drop.py) is skipped while a plan made ahead for a piece of the same letter
-is under way (that piece leaves its spawn pose at once, so the check would take it for the dropped
-one).  The piece spawns on a gravity tick, so its first fall comes a fall step after the predicted
-spawn (``_first_fall``): its keys are checked for that phase only, and a turn the spawn row does not
-allow waits for that fall (``key_t`` in the plan) while the column moves go first.  Not planned
-ahead: the first pieces, until the timing is learned, and pieces whose keys cannot finish in time.
+Planning ahead (``play.plan_ahead``, with the preview): services/ai_ahead.py.
 
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play
 if its landing is still to come).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
@@ -66,19 +46,8 @@ no pieces itself, its model follows the observed boards.  ``ai.state`` is publis
 and once a second.
 
 Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
-publisher; its keys, played in games/tetris/engine.py, land where its prediction says.  Planning
-ahead is measured, not tested there: ``gamerigctl bench rig --pieces 300 --level 10 --preview
---json`` on the shared 2-core machine (another helper's calibration runs beside it), 2026-12-02:
-glass_to_key_ms p50 17.6 / p99 34.3 (before: 87.4 / 157.0; target 26.7: 5 of 300 pieces above it,
-the first piece, two while the timing was being learned, and two drops that acted before their
-tick), 0 deadline misses, 0 mismatches, lines per piece 0.3867 vs headless 0.3933.  ``--level 5``:
-p50 16.4 / p99 394.7 (pieces that must turn are planned from sight), lines per piece 0.3933 =
-headless, 1 mismatch (resynced), 0 deadline misses.  A test world with a fixed gravity schedule
-(level 8) showed one piece in about four runs land off its prediction after ~11 pieces, on a board
-the model had got wrong; not explained yet.  With 2 % dropped presses and two camera freezes
-(daemon/bench_rig.py) this code lost the game after 181-218 pieces in 6 runs, where the code before
-planning ahead played all 300 in 2 runs: a regression whose cause is not found (it remained with
-planning ahead and timed drops switched off by hand).  Measured
+publisher; its keys, played in games/tetris/engine.py, land where its prediction says (planned from
+sight there; tests/integration/test_rig_end_to_end.py plays the whole rig, planning ahead).  Measured
 ad hoc against `gamerigctl sim --level 5 --preview` through the real camera, relay and watchdog
 services (90 s, load average 4.6 on the shared 2-core machine, 2026-12-02): 25 plans, and by the
 simulator's ground truth all 25 pieces came to rest on their targets; 12 drops confirmed by a
@@ -93,25 +62,22 @@ import logging
 import os
 import sys
 import time
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gamerig.daemon.bus import Message
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
-from gamerig.games.tetris.pieces import PIECE_NAMES, orientation_count
-from gamerig.games.tetris.placements import Placement
 from gamerig.games.tetris.rules import iteration_delay
 
+from .ai_ahead import BUS_MARGIN_S, PlanAhead
 from .ai_blind_drop import ConfirmWait, blind_drop_due
 from .ai_lost_drop import DroppedPiece, still_falling
 from .ai_model import GameModel, rows_of
-from .ai_planner import KeyPlan, PieceDecision, Planner
+from .ai_planner import Planner
 from .ai_settings import AiSettings
-from .ai_timing import GameTiming, KeyEffects
+from .ai_state import Counters, PendingSpawn, PieceInPlay, falling_piece, piece_name
 from .lifecycle import Service, service_main
 
 log = logging.getLogger("gamerig.services.ai")
@@ -125,86 +91,10 @@ MAX_DROP_RETRIES = 2
 #: How long frames must agree that the piece is off target before a correction is sent: the real
 #: camera's "ok" frames were seen lagging the game by 0.25 s, which looks just like a lost key.
 CORRECTION_EVIDENCE_S = 0.1
-PLAN_TIMES_KEPT = 200  # planning times the heartbeat's p50/max summarise
-#: Planning ahead.  A drop goes down this long after a gravity tick (and a drop this close to a
-#: tick may act on either side of it): covers the error of the learned tick times.
-TICK_MARGIN_S = 0.009
-#: The next piece's first key goes down this long after its predicted spawn.
-FIRST_KEY_MARGIN_S = 0.01
-#: From one key going down to the next at the earliest: hold + gap, plus the release's read-back.
-PRESS_OVERHEAD_S = 0.003
-#: From publishing a plan to the relay being able to press it.
-BUS_MARGIN_S = 0.003
-#: The camera's first picture of a piece planned ahead may come this much more than a fall step
-#: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
-#: piece is taken to have appeared at another time than predicted.
-SPAWN_LATE_S = 0.06
 SUBSCRIPTIONS = ("obs.event", "obs.frame", "wd.", "ctl.", "relay.key", "relay.done")
 
 
-@dataclass
-class PieceInPlay:
-    """The piece being steered: its plan lineage and what the closed loop waits for."""
-
-    root: str
-    piece: str
-    first_seq: int  # the frame it was first seen in
-    t_seen: float
-    level: int
-    board_before: Board
-    placement: Placement
-    plan: KeyPlan  # the part sent last
-    part: int = 0
-    start: tuple[int, float] = (0, 0.0)  # the row it was planned from and when it was there (t_state)
-    lowest_y: int = 1 << 30
-    relay_done: bool = False
-    last_down_t: float | None = None
-    corrections: int = 0
-    deadline_t: float = float("inf")  # of the part sent last
-    dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
-    next_at_drop: str | None = None  # the preview's piece when the drop went down
-    drop_retries: int = 0
-    #: Off target in a frame: (orientation, x) and the t_state it was first seen so; a correction
-    #: waits until frames have agreed for CORRECTION_EVIDENCE_S.
-    suspect: tuple[tuple[int, int], float] | None = None
-    finished: bool = False  # the drop was sent, or the loop gave up
-    next_piece: str | None = None  # the preview's piece while this one was in play
-    predicted: Board | None = None  # the board after its placement
-    lines_cleared: int = 0
-
-    @property
-    def part_id(self) -> str:
-        return self.root if self.part == 0 else f"{self.root}.{self.part}"
-
-
-@dataclass
-class PendingSpawn:
-    """A spawn event waiting for the frame that shows its preview."""
-
-    body: dict[str, Any]
-    until: float
-
-
-@dataclass
-class Counters:
-    """What the heartbeat's stats report."""
-
-    plans: int = 0
-    corrections: int = 0
-    confirmations: int = 0
-    deferred: int = 0
-    blind_drops: int = 0
-    drop_retries: int = 0
-    deadline_misses: int = 0
-    bad_messages: int = 0
-    timed_drops: int = 0
-    ahead_sent: int = 0
-    ahead_used: int = 0
-    ahead_discarded: int = 0
-    plan_ms: deque[float] = field(default_factory=lambda: deque(maxlen=PLAN_TIMES_KEPT))
-
-
-class AiService:
+class AiService(PlanAhead):
     """The loop's state and reactions; see the module docstring."""
 
     def __init__(self, service: Service, settings: AiSettings) -> None:
@@ -228,14 +118,7 @@ class AiService:
         self._roots = 0
         self._state_sent: dict[str, Any] | None = None
         self._state_at = -float("inf")
-        self.timing = GameTiming()
-        self.effects = KeyEffects()
-        self.last_seen: tuple[FallingPiece, int] | None = None  # the frame before's falling piece (if ok) and frame_seq
-        self.last_key_down_t = -float("inf")
-        #: The next piece, chosen ahead on the board after the piece in play: (root of the piece in
-        #: play, its board, level, decision), sent once the relay reports that piece's drop.
-        self.ahead_choice: tuple[str, Board, int, PieceDecision] | None = None
-        self.ahead: PieceInPlay | None = None  # sent ahead, not yet seen
+        self._init_ahead()
 
     def run(self) -> None:
         """Until SIGTERM: take every message as it comes, then the time-driven work."""
@@ -319,7 +202,7 @@ class AiService:
             return
         if self.following and isinstance(body.get("board"), list):
             self.model.adopt(body["board"])
-        piece, seq = _piece(body["piece"]), int(body["frame_seq"])
+        piece, seq = piece_name(body["piece"]), int(body["frame_seq"])
         active = self.active
         if active is not None and active.piece == piece and seq <= active.first_seq:
             return  # a frame showed it first
@@ -353,7 +236,7 @@ class AiService:
         falling = body.get("falling")
         if falling is None or body.get("status") != "ok" or not self.can_play:
             return  # an unsure frame may carry the tracker's last piece, not what the screen shows now
-        seen = _falling(falling)
+        seen = falling_piece(falling)
         t_state = float(body["t_capture"]) - self.settings.view_latency_s
         active = self.active
         if active is not None and self._drop_was_lost(active, seen, t_state):
@@ -422,7 +305,7 @@ class AiService:
         if not self.can_play:
             return
         rules = self.settings.rules
-        start = FallingPiece(_piece(body["piece"]), 1, rules.spawn_x, rules.spawn_y)
+        start = FallingPiece(piece_name(body["piece"]), 1, rules.spawn_x, rules.spawn_y)
         t_capture = float(body["t_capture"])
         self._plan_piece(start, int(body["frame_seq"]), t_capture, t_capture - self.settings.view_latency_s, defer=True)
 
@@ -595,153 +478,6 @@ class AiService:
         active.relay_done, active.last_down_t = False, None
         self._send(active, t_state)
 
-    # ---- planning ahead ----------------------------------------------------------------------
-
-    def _learn_timing(self, body: dict[str, Any]) -> None:
-        """Feed the timing model: between two directly consecutive ok frames (by frame_seq) of one
-        piece, a fall step, or a move or turn that one of the rig's keys made."""
-        t_capture, seq = float(body["t_capture"]), int(body["frame_seq"])
-        falling = body.get("falling") if body.get("status") == "ok" else None
-        before, self.last_seen = self.last_seen, None
-        try:
-            seen = _falling(falling) if falling is not None else None
-        except ValueError:
-            return  # on_frame reports the bad piece; here it must not stop the frame's other work
-        if seen is None:
-            return
-        self.last_seen = (seen, seq)
-        if before is None or before[1] != seq - 1 or before[0].kind != seen.kind or seen.y not in (before[0].y, before[0].y - 1):
-            return
-        was = before[0]
-        if seen.y == was.y - 1:
-            self.timing.see_fall(t_capture, iteration_delay(self.model.level))
-        if (seen.orientation, seen.x) != (was.orientation, was.x):
-            down_t = self.effects.seen((was.orientation, was.x), (seen.orientation, seen.x), t_capture)
-            if down_t is not None:
-                self.timing.see_key_effect(down_t, t_capture)
-
-    def _piece_of(self, plan_id: object) -> PieceInPlay | None:
-        """The piece in play or the one sent ahead whose part ``plan_id`` is."""
-        for piece in (self.active, self.ahead):
-            if piece is not None and piece.part_id == plan_id:
-                return piece
-        return None
-
-    def _press_cycle_s(self) -> float:
-        return self.settings.key_interval_s + PRESS_OVERHEAD_S
-
-    def _drop_time(self, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
-        """``key_t`` for a part of ``keys`` keys ending with the drop, its first key going down at
-        ``first_key_t`` at the earliest: the drop waits until just after a gravity tick if the next
-        piece will be planned ahead and the wait fits the deadline; None: no key waits."""
-        ticks = self.timing.ticks(iteration_delay(self.model.level))
-        if not self.settings.plan_ahead or ticks is None or not self.settings.preview:
-            return None
-        cycle = self._press_cycle_s()
-        earliest = first_key_t + (keys - 1) * cycle
-        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, cycle, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
-        if t <= earliest:
-            return None
-        self.counters.timed_drops += 1
-        return [None] * (keys - 1) + [t]
-
-    def _prepare_ahead(self, active: PieceInPlay) -> None:
-        """The drop of ``active`` is on its way: choose its next piece's placement now (the costly
-        part), on the board predicted after it; it is sent when the drop goes down."""
-        if (
-            not self.settings.plan_ahead or active is self.ahead or active.next_piece is None or not self.settings.preview or not self.can_play
-            or self.ahead is not None or (self.ahead_choice is not None and self.ahead_choice[0] == active.root)
-        ):
-            return
-        level = self.model.level
-        ticks = self.timing.ticks(iteration_delay(level))
-        board = self.model.board
-        if ticks is None or board is None:
-            return
-        drop_t = active.dropped_at if active.dropped_at is not None else time.monotonic() + BUS_MARGIN_S
-        spawn = ticks.spawn_after(drop_t, TICK_MARGIN_S)
-        first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._press_cycle_s())
-        rules = self.settings.rules
-        start = FallingPiece(active.next_piece, 1, rules.spawn_x, rules.spawn_y)
-        decision = self.planner.decide(
-            board, start, None, level, spawn, first_key_t=first_key_t, detour=True, key_latency_s=0.0, first_fall_s=_first_fall(level)
-        )
-        if decision is None:
-            return
-        self.ahead_choice = (active.root, board.copy(), level, decision)
-        if active.dropped_at is not None:
-            self._send_ahead(active)
-
-    def _send_ahead(self, dropped: PieceInPlay) -> None:
-        """``dropped``'s drop went down: send its next piece's first part, to start just after the
-        spawn this drop leads to."""
-        choice, self.ahead_choice = self.ahead_choice, None
-        if choice is None or choice[0] != dropped.root or dropped.dropped_at is None or not self.can_play:
-            return
-        _, board, level, decision = choice
-        ticks = self.timing.ticks(iteration_delay(level))
-        if ticks is None:
-            return
-        spawn = ticks.spawn_after(dropped.dropped_at, TICK_MARGIN_S)
-        start_t = spawn + FIRST_KEY_MARGIN_S
-        rules = self.settings.rules
-        start = FallingPiece(decision.placement.piece, 1, rules.spawn_x, rules.spawn_y)
-        first_key_t = max(start_t, dropped.dropped_at + self._press_cycle_s())
-        plan = self.planner.keys_to(
-            board, start, decision.plan.target, level, spawn, confirm_again=True, first_key_t=first_key_t, detour=True, key_latency_s=0.0,
-            first_fall_s=_first_fall(level),
-        )
-        if plan is None:
-            return
-        self._roots += 1
-        ahead = PieceInPlay(
-            root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=-1, t_seen=spawn, level=level,
-            board_before=board, placement=decision.placement, plan=plan, start=(start.y, spawn), lowest_y=start.y,
-            predicted=decision.predicted, lines_cleared=decision.lines_cleared,
-        )
-        self.ahead = ahead
-        log.debug("plan %s ahead: %s after the drop at %.4f, spawn %.4f, keys %s from %.4f", ahead.root, start.kind, dropped.dropped_at, spawn, plan.keys, start_t)
-        key_t = [spawn + t for t in plan.down_s] if plan.down_s is not None else None
-        if self._publish_part(ahead, plan.keys, spawn + plan.deadline_s, plan.final, start_t=start_t, key_t=key_t):
-            self.counters.ahead_sent += 1
-        else:
-            self.ahead = None
-
-    def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, next_piece: str | None) -> bool:
-        """A new piece is seen: if it is the one sent ahead and appeared when predicted, it becomes
-        the piece in play (its prediction is published now).  False: plan it from sight."""
-        ahead = self.ahead
-        if ahead is None or ahead.piece != seen.kind:
-            return False
-        self.ahead = None
-        latency = self.timing.view_latency_s
-        appeared = t_seen - latency if latency is not None else None
-        if appeared is not None:
-            self.timing.see_spawn(ahead.start[1], appeared, iteration_delay(ahead.level))
-        frame = self.timing.frame_s
-        step = iteration_delay(ahead.level)  # a drop that acted just before a tick spawns the piece a step early
-        if appeared is None or not ahead.start[1] - step - 2 * frame <= appeared <= ahead.start[1] + step + SPAWN_LATE_S:
-            self.counters.ahead_discarded += 1
-            log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
-            return False
-        assert ahead.predicted is not None
-        ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
-        self.active = ahead
-        self.following = False
-        self.model.commit(ahead.predicted, ahead.lines_cleared)
-        self._publish_prediction(ahead.root, ahead.predicted)
-        self.counters.plans += 1
-        self.counters.ahead_used += 1
-        if ahead.finished:
-            self._prepare_ahead(ahead)
-        return True
-
-    def _discard_ahead(self, why: str) -> None:
-        if self.ahead is not None:
-            self.counters.ahead_discarded += 1
-            log.info("plan %s made ahead discarded: %s", self.ahead.root, why)
-        self.ahead = self.ahead_choice = None
-
     def _give_up(self, active: PieceInPlay, why: str) -> None:
         active.finished = True
         self.counters.deadline_misses += 1
@@ -780,28 +516,6 @@ class AiService:
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,
         }
-
-
-def _first_fall(level: int) -> tuple[float, float]:
-    """When a piece planned ahead falls first, after its predicted spawn: a step later (it spawned
-    on a gravity tick), give or take the error of the learned tick times."""
-    step = iteration_delay(level)
-    return (step - TICK_MARGIN_S, step + TICK_MARGIN_S)
-
-
-def _falling(body: dict[str, Any]) -> FallingPiece:
-    """An obs.frame's falling piece; ValueError for an impossible one."""
-    kind = _piece(body["piece"])
-    orientation = int(body["orientation"])
-    if not 1 <= orientation <= orientation_count(kind):
-        raise ValueError(f"piece {kind} has no orientation {orientation}")
-    return FallingPiece(kind, orientation, int(body["x"]), int(body["y"]))
-
-
-def _piece(value: object) -> str:
-    if not isinstance(value, str) or len(value) != 1 or value not in PIECE_NAMES:
-        raise ValueError(f"piece must be one of {PIECE_NAMES}, got {value!r}")
-    return value
 
 
 def run(service: Service, config_path: Path) -> None:

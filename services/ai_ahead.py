@@ -1,0 +1,247 @@
+"""The ai service's planning ahead: the next piece planned before it spawns, its first key pressed
+as it appears.
+
+With ``play.plan_ahead`` and the preview, once services/ai_timing.py has learned the game's timing
+from the rig's own keys and the fall steps it sees.  When the part with the drop of piece N is
+sent, the next piece (the preview's) is chosen on the board predicted after N, from its spawn
+position, with the one-piece player (the piece after it is not shown yet).  Every drop is timed to
+the game's gravity (on its own or at the end of a part's keys, if the deadline allows): it goes
+down just after a gravity tick (its ``key_t``), so the next piece spawns a whole fall step later
+and its first key, which the relay's hold and gap keep at least a press cycle after the drop,
+follows the spawn closely.  When ``relay.key`` reports the drop, the spawn is predicted on the
+rig's clock (the first gravity tick the drop acts before) and the next piece's first part is sent
+at once with ``start_t`` just after that spawn (no key of it can act before the piece is there).
+
+The piece spawns on a gravity tick, so its first fall comes a fall step after the predicted spawn
+(``first_fall``): its keys are checked for that phase only, and a turn the spawn row does not allow
+waits for that fall (``key_t``) while the column moves go first.  Not planned ahead: the first
+pieces, until the timing is learned, and pieces whose keys cannot finish in time.
+
+The piece is adopted when the camera shows it, if it appeared when predicted; only then is its
+prediction published (the watchdog checks each landing against the newest prediction for that
+letter) and the model advanced.  A piece that appeared at another time (a lost drop, a missed
+spawn), a halt, a pause or a resync discards the plan made ahead: the piece is planned from sight,
+and everything the closed loop checks still applies.  The lost-drop check
+(services/ai_lost_drop.py) is skipped while a plan made ahead for a piece of the same letter is
+under way (that piece leaves its spawn pose at once, so the check would take it for the dropped
+one).
+
+Measured with ``gamerigctl bench rig`` (daemon/bench_rig.py has the runs).  PlanAhead is a mixin of services/ai.py's AiService: it keeps the plan made ahead (``ahead``,
+``ahead_choice``) and the learned timing, and uses the service's model, planner and publishing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.rules import iteration_delay
+
+from .ai_model import GameModel
+from .ai_planner import PieceDecision, Planner
+from .ai_settings import AiSettings
+from .ai_state import Counters, PieceInPlay, falling_piece
+from .ai_timing import GameTiming, KeyEffects
+
+log = logging.getLogger("gamerig.services.ai")
+
+#: Planning ahead.  A drop goes down this long after a gravity tick (and a drop this close to a
+#: tick may act on either side of it): covers the error of the learned tick times.
+TICK_MARGIN_S = 0.009
+#: The next piece's first key goes down this long after its predicted spawn.
+FIRST_KEY_MARGIN_S = 0.01
+#: From one key going down to the next at the earliest: hold + gap, plus the release's read-back.
+PRESS_OVERHEAD_S = 0.003
+#: From publishing a plan to the relay being able to press it.
+BUS_MARGIN_S = 0.003
+#: The camera's first picture of a piece planned ahead may come this much more than a fall step
+#: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
+#: piece is taken to have appeared at another time than predicted.
+SPAWN_LATE_S = 0.06
+
+
+class PlanAhead:
+    """Planning ahead, mixed into AiService (see the module docstring).  The service provides the
+    settings, planner, model, counters and piece in play declared here, and ``_publish_part``,
+    ``_publish_prediction``."""
+
+    settings: AiSettings
+    planner: Planner
+    model: GameModel
+    counters: Counters
+    active: PieceInPlay | None
+    following: bool
+    _roots: int
+    _root_prefix: str
+
+    timing: GameTiming
+    effects: KeyEffects
+    last_seen: tuple[FallingPiece, int] | None  # the frame before's falling piece (if ok) and frame_seq
+    last_key_down_t: float
+    #: The next piece, chosen ahead on the board after the piece in play: (root of the piece in
+    #: play, its board, level, decision), sent once the relay reports that piece's drop.
+    ahead_choice: tuple[str, Board, int, PieceDecision] | None
+    ahead: PieceInPlay | None  # sent ahead, not yet seen
+
+    def _init_ahead(self) -> None:
+        self.timing = GameTiming()
+        self.effects = KeyEffects()
+        self.last_seen = None
+        self.last_key_down_t = -float("inf")
+        self.ahead_choice = None
+        self.ahead = None
+
+    def _learn_timing(self, body: dict[str, Any]) -> None:
+        """Feed the timing model: between two directly consecutive ok frames (by frame_seq) of one
+        piece, a fall step, or a move or turn that one of the rig's keys made."""
+        t_capture, seq = float(body["t_capture"]), int(body["frame_seq"])
+        falling = body.get("falling") if body.get("status") == "ok" else None
+        before, self.last_seen = self.last_seen, None
+        try:
+            seen = falling_piece(falling) if falling is not None else None
+        except ValueError:
+            return  # on_frame reports the bad piece; here it must not stop the frame's other work
+        if seen is None:
+            return
+        self.last_seen = (seen, seq)
+        if before is None or before[1] != seq - 1 or before[0].kind != seen.kind or seen.y not in (before[0].y, before[0].y - 1):
+            return
+        was = before[0]
+        if seen.y == was.y - 1:
+            self.timing.see_fall(t_capture, iteration_delay(self.model.level))
+        if (seen.orientation, seen.x) != (was.orientation, was.x):
+            down_t = self.effects.seen((was.orientation, was.x), (seen.orientation, seen.x), t_capture)
+            if down_t is not None:
+                self.timing.see_key_effect(down_t, t_capture)
+
+    def _piece_of(self, plan_id: object) -> PieceInPlay | None:
+        """The piece in play or the one sent ahead whose part ``plan_id`` is."""
+        for piece in (self.active, self.ahead):
+            if piece is not None and piece.part_id == plan_id:
+                return piece
+        return None
+
+    def _press_cycle_s(self) -> float:
+        return self.settings.key_interval_s + PRESS_OVERHEAD_S
+
+    def _drop_time(self, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
+        """``key_t`` for a part of ``keys`` keys ending with the drop, its first key going down at
+        ``first_key_t`` at the earliest: the drop waits until just after a gravity tick if the next
+        piece will be planned ahead and the wait fits the deadline; None: no key waits."""
+        ticks = self.timing.ticks(iteration_delay(self.model.level))
+        if not self.settings.plan_ahead or ticks is None or not self.settings.preview:
+            return None
+        cycle = self._press_cycle_s()
+        earliest = first_key_t + (keys - 1) * cycle
+        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, cycle, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
+        if t <= earliest:
+            return None
+        self.counters.timed_drops += 1
+        return [None] * (keys - 1) + [t]
+
+    def _prepare_ahead(self, active: PieceInPlay) -> None:
+        """The drop of ``active`` is on its way: choose its next piece's placement now (the costly
+        part), on the board predicted after it; it is sent when the drop goes down."""
+        if (
+            not self.settings.plan_ahead or active is self.ahead or active.next_piece is None or not self.settings.preview or not self.can_play
+            or self.ahead is not None or (self.ahead_choice is not None and self.ahead_choice[0] == active.root)
+        ):
+            return
+        level = self.model.level
+        ticks = self.timing.ticks(iteration_delay(level))
+        board = self.model.board
+        if ticks is None or board is None:
+            return
+        drop_t = active.dropped_at if active.dropped_at is not None else time.monotonic() + BUS_MARGIN_S
+        spawn = ticks.spawn_after(drop_t, TICK_MARGIN_S)
+        first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._press_cycle_s())
+        rules = self.settings.rules
+        start = FallingPiece(active.next_piece, 1, rules.spawn_x, rules.spawn_y)
+        decision = self.planner.decide(
+            board, start, None, level, spawn, first_key_t=first_key_t, detour=True, key_latency_s=0.0, first_fall_s=first_fall(level)
+        )
+        if decision is None:
+            return
+        self.ahead_choice = (active.root, board.copy(), level, decision)
+        if active.dropped_at is not None:
+            self._send_ahead(active)
+
+    def _send_ahead(self, dropped: PieceInPlay) -> None:
+        """``dropped``'s drop went down: send its next piece's first part, to start just after the
+        spawn this drop leads to."""
+        choice, self.ahead_choice = self.ahead_choice, None
+        if choice is None or choice[0] != dropped.root or dropped.dropped_at is None or not self.can_play:
+            return
+        _, board, level, decision = choice
+        ticks = self.timing.ticks(iteration_delay(level))
+        if ticks is None:
+            return
+        spawn = ticks.spawn_after(dropped.dropped_at, TICK_MARGIN_S)
+        start_t = spawn + FIRST_KEY_MARGIN_S
+        rules = self.settings.rules
+        start = FallingPiece(decision.placement.piece, 1, rules.spawn_x, rules.spawn_y)
+        first_key_t = max(start_t, dropped.dropped_at + self._press_cycle_s())
+        plan = self.planner.keys_to(
+            board, start, decision.plan.target, level, spawn, confirm_again=True, first_key_t=first_key_t, detour=True, key_latency_s=0.0,
+            first_fall_s=first_fall(level),
+        )
+        if plan is None:
+            return
+        self._roots += 1
+        ahead = PieceInPlay(
+            root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=-1, t_seen=spawn, level=level,
+            board_before=board, placement=decision.placement, plan=plan, start=(start.y, spawn), lowest_y=start.y,
+            predicted=decision.predicted, lines_cleared=decision.lines_cleared,
+        )
+        self.ahead = ahead
+        log.debug("plan %s ahead: %s after the drop at %.4f, spawn %.4f, keys %s from %.4f", ahead.root, start.kind, dropped.dropped_at, spawn, plan.keys, start_t)
+        key_t = [spawn + t for t in plan.down_s] if plan.down_s is not None else None
+        if self._publish_part(ahead, plan.keys, spawn + plan.deadline_s, plan.final, start_t=start_t, key_t=key_t):
+            self.counters.ahead_sent += 1
+        else:
+            self.ahead = None
+
+    def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, next_piece: str | None) -> bool:
+        """A new piece is seen: if it is the one sent ahead and appeared when predicted, it becomes
+        the piece in play (its prediction is published now).  False: plan it from sight."""
+        ahead = self.ahead
+        if ahead is None or ahead.piece != seen.kind:
+            return False
+        self.ahead = None
+        latency = self.timing.view_latency_s
+        appeared = t_seen - latency if latency is not None else None
+        if appeared is not None:
+            self.timing.see_spawn(ahead.start[1], appeared, iteration_delay(ahead.level))
+        frame = self.timing.frame_s
+        step = iteration_delay(ahead.level)  # a drop that acted just before a tick spawns the piece a step early
+        if appeared is None or not ahead.start[1] - step - 2 * frame <= appeared <= ahead.start[1] + step + SPAWN_LATE_S:
+            self.counters.ahead_discarded += 1
+            log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
+            return False
+        assert ahead.predicted is not None
+        ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
+        self.active = ahead
+        self.following = False
+        self.model.commit(ahead.predicted, ahead.lines_cleared)
+        self._publish_prediction(ahead.root, ahead.predicted)
+        self.counters.plans += 1
+        self.counters.ahead_used += 1
+        if ahead.finished:
+            self._prepare_ahead(ahead)
+        return True
+
+    def _discard_ahead(self, why: str) -> None:
+        if self.ahead is not None:
+            self.counters.ahead_discarded += 1
+            log.info("plan %s made ahead discarded: %s", self.ahead.root, why)
+        self.ahead = self.ahead_choice = None
+
+
+def first_fall(level: int) -> tuple[float, float]:
+    """When a piece planned ahead falls first, after its predicted spawn: a step later (it spawned
+    on a gravity tick), give or take the error of the learned tick times."""
+    step = iteration_delay(level)
+    return (step - TICK_MARGIN_S, step + TICK_MARGIN_S)

@@ -1,0 +1,94 @@
+"""What the ai service keeps about the pieces it steers, and how it reads a piece from a message."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.pieces import PIECE_NAMES, orientation_count
+from gamerig.games.tetris.placements import Placement
+
+from .ai_planner import KeyPlan
+
+PLAN_TIMES_KEPT = 200  # planning times the heartbeat's p50/max summarise
+
+
+@dataclass
+class PieceInPlay:
+    """The piece being steered: its plan lineage and what the closed loop waits for."""
+
+    root: str
+    piece: str
+    first_seq: int  # the frame it was first seen in
+    t_seen: float
+    level: int
+    board_before: Board
+    placement: Placement
+    plan: KeyPlan  # the part sent last
+    part: int = 0
+    start: tuple[int, float] = (0, 0.0)  # the row it was planned from and when it was there (t_state)
+    lowest_y: int = 1 << 30
+    relay_done: bool = False
+    last_down_t: float | None = None
+    corrections: int = 0
+    deadline_t: float = float("inf")  # of the part sent last
+    dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
+    next_at_drop: str | None = None  # the preview's piece when the drop went down
+    drop_retries: int = 0
+    #: Off target in a frame: (orientation, x) and the t_state it was first seen so; a correction
+    #: waits until frames have agreed for CORRECTION_EVIDENCE_S.
+    suspect: tuple[tuple[int, int], float] | None = None
+    finished: bool = False  # the drop was sent, or the loop gave up
+    next_piece: str | None = None  # the preview's piece while this one was in play
+    predicted: Board | None = None  # the board after its placement
+    lines_cleared: int = 0
+
+    @property
+    def part_id(self) -> str:
+        return self.root if self.part == 0 else f"{self.root}.{self.part}"
+
+
+@dataclass
+class PendingSpawn:
+    """A spawn event waiting for the frame that shows its preview."""
+
+    body: dict[str, Any]
+    until: float
+
+
+@dataclass
+class Counters:
+    """What the heartbeat's stats report."""
+
+    plans: int = 0
+    corrections: int = 0
+    confirmations: int = 0
+    deferred: int = 0
+    blind_drops: int = 0
+    drop_retries: int = 0
+    deadline_misses: int = 0
+    bad_messages: int = 0
+    timed_drops: int = 0
+    ahead_sent: int = 0
+    ahead_used: int = 0
+    ahead_discarded: int = 0
+    plan_ms: deque[float] = field(default_factory=lambda: deque(maxlen=PLAN_TIMES_KEPT))
+
+
+def falling_piece(body: dict[str, Any]) -> FallingPiece:
+    """An obs.frame's falling piece; ValueError for an impossible one."""
+    kind = piece_name(body["piece"])
+    orientation = int(body["orientation"])
+    if not 1 <= orientation <= orientation_count(kind):
+        raise ValueError(f"piece {kind} has no orientation {orientation}")
+    return FallingPiece(kind, orientation, int(body["x"]), int(body["y"]))
+
+
+def piece_name(value: object) -> str:
+    """A message's piece letter; ValueError for anything else."""
+    if not isinstance(value, str) or len(value) != 1 or value not in PIECE_NAMES:
+        raise ValueError(f"piece must be one of {PIECE_NAMES}, got {value!r}")
+    return value
