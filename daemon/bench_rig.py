@@ -1,6 +1,6 @@
 """`gamerigctl bench rig`: the whole rig against the simulator, measured by the simulator's ground truth.
 
-    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--plan-ahead] [--json]
+    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--no-plan-ahead] [--json]
 
 Starts the simulator and gamerigd with its four services as real processes (daemon/sim_rig.py:
 calibration through the camera service, then play), lets the rig play until N pieces have
@@ -20,71 +20,32 @@ appeared since play began (or the game ends, or the time limit), stops everythin
 the start of play; see ``gamerigctl sim --help``).  Exit 0 after a run, 1 when the rig could not
 be brought up, 2 for bad options.
 
-Measured 2026-12-02 on the shared 2-core machine (simulator, gamerigd and its 4 services, and
-other helpers' work on it), seed 0, the gamerig player, one run each.
+Measured on the shared 2-core machine (simulator, gamerigd and its 4 services, and a helper's
+calibration runs at nice 19 beside them), seed 0, the gamerig player, keys 30/30 ms
+(configs/gamerig-sim.yaml), planning ahead on (the default, services/ai_ahead.py), 2026-12-03:
 
-With the ai planning each next piece ahead and timing its drops to the gravity (services/ai.py,
-services/ai_timing.py; keys 30/30 ms), now ``--plan-ahead`` (the config's ``play.plan_ahead``, off by
-default for the faults regression below; with it off the figures are those of "before planning
-ahead"):
-
-- ``--pieces 300 --level 10 --preview --plan-ahead --json``: pieces 300, lines 116, deadline_misses 0,
-  mismatches 0, resyncs 1, halts 0, glass_to_key_ms p50 17.6 / p99 34.3, view_to_key_ms p50 -32.5 /
-  p99 -15.7 (the first key now comes before the camera's first picture of the piece),
-  lines_per_piece 0.3867 vs headless 0.3933 (-1.7 %), 124 s.  5 of 300 pieces above 26.7 ms: the
-  first (from sight), two while the timing was being learned, two whose timed drop acted before
-  its tick.  Earlier runs of the same code: p99 42.3 (4 above), 60.7-61.0 (before the latency and
-  fall windows were made the same).
-- ``--pieces 300 --level 5 --preview --plan-ahead --json``: pieces 300, lines 118, deadline_misses 0,
-  mismatches 1, resyncs 5, halts 3 (late frames), glass_to_key_ms p50 16.4 / p99 394.7 (a piece
-  that must turn cannot start from the spawn row while a fall step may be 0.3 s away: planned from
-  sight), lines_per_piece 0.3933 = headless, 178 s.
+- ``--pieces 1000 --level 10 --preview --json``: pieces 1000, lines 396, deadline_misses 2,
+  mismatches 0, resyncs 3, halts 2, max_halt_s 0.52, glass_to_key_ms p50 17.4 / p99 57.1,
+  lines_per_piece 0.396 vs headless 0.398, 403 s.  Both misses were pieces that fell out of reach
+  during a halt for late camera frames (a test run beside it took the cores).  19 of 1000 pieces
+  above 26.7 ms: 12 at 27-34 ms (at level 10 a fall step, 50 ms, is shorter than the relay's
+  press cycle, 63 ms: the first key cannot come sooner than ~13 ms after the spawn, the drop
+  before it timed just after a tick), 4 whose first key is a turn that waits for the first fall,
+  3 planned from sight (the first pieces, and after halts).
+- ``--pieces 300 --level 5 --preview --json``: pieces 300, lines 119, deadline_misses 0,
+  mismatches 0, resyncs 2, halts 1, glass_to_key_ms p50 8.0 / p99 305.3 (a piece whose placement
+  needs only turns in the spawn column cannot move before its first fall: 0.3 s at level 5),
+  lines_per_piece 0.3967 vs headless 0.3933, 168 s.
 - ``--pieces 300 --level 5 --preview --json --fault drop=0.02 --fault freeze=1@60 --fault
-  freeze=1@150``: game over in every one of 6 runs of this code, after 181-218 pieces (mismatches
-  15-20, halts 4-7, max_halt_s 1.48, lines_per_piece 0.33-0.35 vs headless 0.39, glass_to_key p50
-  ~80 ms: few pieces planned ahead), also in the 2 of them with planning ahead and timed drops
-  switched off by hand; the code before planning ahead (commit 2cc15a3's ai) played all 300 pieces
-  in both of 2 runs at the same time (mismatches 1 and 3, max_halt_s 1.48, lines_per_piece 0.3933
-  and 0.3967 vs 0.3933).  Cause not found: a REGRESSION of the faults target to resolve.  With the
-  default (planning ahead off) at commit 8d58ffe: game over after 240 pieces (level 9), lines 90,
-  deadline_misses 3, mismatches 7, resyncs 13, halts 5, max_halt_s 1.48, lines_per_piece 0.375 vs
-  headless 0.3958 (95 %); one run of the same code earlier played 300 (mismatches 1).
+  freeze=1@150``: all 300 pieces (the game goes on), lines 116, deadline_misses 3, mismatches 5
+  (each resynced), resyncs 9, halts 3, max_halt_s 1.49, lines_per_piece 0.3867 vs headless 0.3933
+  (98 %), 183 s.
 
-Against the issue's targets: glass-to-first-key p99 <= 26.7 ms NOT met yet (level 10: 34.3, p50
-17.6; level 5: the pieces that turn); level 10 x 300 with 0 misses and 0 mismatches met; lines per
-piece within 2 % met at both levels.
-
-Before planning ahead:
-
-- ``--pieces 300 --level 5 --preview --json`` (keys 30/30 ms, configs/gamerig-sim.yaml): pieces 300,
-  lines 119, deadline_misses 0, mismatches 0, resyncs 2, halts 1 (a late frame), max_halt_s 0.51,
-  glass_to_key_ms p50 81.3 / p99 380.9, view_to_key_ms p50 31.3 / p99 330.9, frame_period_ms 16.7,
-  lines_per_piece 0.3967 vs headless 0.3933 (level 5 -> 10 by the lines), 179 s.
-- ``--pieces 300 --level 10 --preview --json`` (30/30): pieces 300, lines 117, deadline_misses 0,
-  mismatches 0, resyncs 1, halts 0, glass_to_key_ms p50 79.4 / p99 111.5, view_to_key_ms p50 29.4 /
-  p99 61.5, lines_per_piece 0.390 vs headless 0.3967 (1.7 % lower), 121 s.
-- The same with keys 60/60 ms (the real boards' default, ``--hold-ms 60 --gap-ms 60``): level 10
-  lost the game after 23 pieces (4 deadline misses: sideways moves of 120 ms a key do not reach
-  far columns at 50 ms a row); level 5 lost it after 287 pieces, once the lines had raised the level
-  to 10 (5 deadline misses, 0 mismatches).  One level-5 run at 30/30 before the last fixes counted 9
-  mismatches and a game over at 248 pieces (level 9); not reproduced since.
-
-- ``--pieces 1000 --level 10 --preview --json`` (30/30): game over after 961 pieces, lines 374,
-  deadline_misses 6, mismatches 4 (each resynced), resyncs 9, halts 4, max_halt_s 0.54,
-  glass_to_key_ms p50 81.1 / p99 131.3, view_to_key_ms p50 31.0 / p99 81.3, lines_per_piece 0.389 vs
-  headless 0.3985 (-2.3 %), 385 s.
-
-Against the issue's targets: level 10 with the preview is met for 300 pieces (0 misses, 0
-mismatches) but NOT for 1,000 (6 deadline misses, the game lost at piece 961).  Lines per piece within 2 % of the
-headless AI: met at level 5 (+0.9 %) and level 10 (-1.7 %).  Glass-to-first-key p99 <= one frame
-+ 10 ms (26.7 ms): NOT met while the ai waited to see each piece (its camera alone shows the
-screen 3 frames, 50 ms, late; view_to_key p50 ~30 ms, p99 62 ms at level 10 and up to ~330 ms at
-level 5); planning ahead (above) does not wait for the camera.
-- ``--pieces 300 --level 5 --preview --json --fault drop=0.02 --fault freeze=1@60 --fault
-  freeze=1@150`` (30/30): game over after 245 pieces (level 9), lines 88, deadline_misses 5,
-  mismatches 14, resyncs 22, halts 7, max_halt_s 1.48, lines_per_piece 0.359 vs headless 0.392
-  (92 %).  Against "2 % drops and a freeze every 200 pieces: the game goes on, no halt over 2 s,
-  >= 90 % of the headless lines per piece": halts under 2 s and 92 % met, the game going on NOT met.
+``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
+lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
+shows the screen three frames late); level 5 x 300 p50 81 / p99 381 ms, lines per piece 0.3967 vs
+0.3933.  Keys 60/60 ms (a real board's, ``--hold-ms 60 --gap-ms 60``) lose level 10 within 23
+pieces: sideways moves of 120 ms a key do not reach far columns at 50 ms a row.
 """
 
 from __future__ import annotations
@@ -204,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     keys = {name: value for name, value in (("hold_ms", args.hold_ms), ("gap_ms", args.gap_ms)) if value is not None}
     options = SimRigOptions(
         level=args.level, preview=args.preview, seed=args.seed, player=args.player, faults=tuple(args.fault), keys=keys,
-        play={"plan_ahead": True} if args.plan_ahead else {},
+        play={"plan_ahead": False} if args.no_plan_ahead else {},
     )
     progress = None if args.json else (lambda n: print(f"\rpieces {n}/{args.pieces}", end="", file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="gamerig-bench-rig-") as workdir:
@@ -237,7 +198,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--hold-ms", type=int, help="key press hold (default: configs/gamerig-sim.yaml's)")
     parser.add_argument("--gap-ms", type=int, help="gap between key presses (default: configs/gamerig-sim.yaml's)")
-    parser.add_argument("--plan-ahead", action="store_true", help="the ai plans the next piece ahead (play.plan_ahead)")
+    parser.add_argument(
+        "--no-plan-ahead", action="store_true", help="play.plan_ahead false: every piece planned once the camera shows it (to compare)"
+    )
     parser.add_argument("--keep", metavar="DIR", help="keep the run's files (config, logs, truth) in DIR")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)

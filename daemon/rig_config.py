@@ -106,7 +106,7 @@ class PlayConfig:
 
     closed_loop: bool = True
     level_from_screen: bool = True
-    plan_ahead: bool = False
+    plan_ahead: bool = True
 
 
 @dataclass(frozen=True)

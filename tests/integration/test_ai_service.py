@@ -201,7 +201,9 @@ def world(bus: tuple[zmq.Context, Endpoints, Path]) -> Iterator[World]:
     config = yaml.safe_load((config_dir() / "gamerig-sim.yaml").read_text())
     config.update(initial_level=LEVEL, preview=True)
     config["keys"].update(hold_ms=HOLD_MS, gap_ms=GAP_MS)
-    config["play"] = {"closed_loop": True, "level_from_screen": True}
+    # planned from sight: this world restarts gravity at each drop, unlike the simulator whose fixed
+    # schedule planning ahead predicts spawns from (tests/integration/test_rig_end_to_end.py plays that)
+    config["play"] = {"closed_loop": True, "level_from_screen": True, "plan_ahead": False}
     config["camera"]["source"] = "http://127.0.0.1:8081/stream.mjpg"  # checked, never opened here
     path = root / "ai.yaml"
     path.write_text(yaml.safe_dump(config))

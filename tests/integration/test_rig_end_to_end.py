@@ -3,7 +3,8 @@ over HTTP, virtual ADR2200 relay board on a pty) and gamerigd with its four serv
 bus, set up by daemon/sim_rig.py (calibration through the camera service, then play).
 
 One game at level 5 with the preview: the rig must place at least 100 pieces (counted by the
-simulator's ground truth) with no reality-check mismatch and no game over (deadline misses are
+simulator's ground truth), most of them planned ahead of their spawn, with no reality-check
+mismatch and no game over (deadline misses are
 timing, left to `gamerigctl bench rig`); the
 watchdog must have compared the camera's boards with the ai's predictions for most of them (so
 "no mismatch" is not "nothing checked"); `gamerigctl watch --once` (a real process) shows the
@@ -51,6 +52,8 @@ def test_the_rig_plays_100_pieces_at_level_5_with_no_mismatch(tmp_path: Path) ->
     assert counters["mismatches"] == 0, counters
     # deadline misses are timing, which a busy CI machine disturbs: `gamerigctl bench rig` measures them
     assert counters["checks"] >= PIECES // 2, counters  # the reality check really compared boards
+    ai = status["services"]["ai"]["stats"]
+    assert ai["ahead_used"] >= PIECES // 2, ai  # most pieces were planned ahead (play.plan_ahead, the default)
     assert truth.lines > 0
     assert rig.gamerigd.process is not None and rig.gamerigd.process.returncode == 0, rig.gamerigd.log()[-2000:]
     assert rig.sim is not None and rig.sim.returncode == 0
