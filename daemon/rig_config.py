@@ -102,7 +102,7 @@ class WatchdogConfig:
 @dataclass(frozen=True)
 class PlayConfig:
     """Play policy: confirm the falling piece before drop; read the level off the screen; plan the
-    next piece ahead and press its first key as it spawns (off by default: see services/ai.py)."""
+    next piece ahead and press its first key as it spawns (services/ai_ahead.py; with the preview)."""
 
     closed_loop: bool = True
     level_from_screen: bool = True
