@@ -271,7 +271,8 @@ class AiService(PlanAhead):
         must be later than its effect, and its drop lets the next piece's plan go."""
         down_t = float(body["down_t"])
         self.effects.pressed(body["key"], down_t)
-        self.last_key_down_t = max(self.last_key_down_t, down_t)
+        if down_t >= self.last_key_down_t:
+            self.last_key_down_t, self.last_key = down_t, body["key"]
         active = self._piece_of(body["plan_id"])
         if active is not None:
             active.last_down_t = float(body["down_t"])
@@ -409,7 +410,8 @@ class AiService(PlanAhead):
             self._give_up(active, "its deadline passed before it could be sent")
             return False
         if key_t is None and keys and keys[-1] == "drop":
-            first_key_t = max(now + BUS_MARGIN_S, self.last_key_down_t + self._press_cycle_s(), start_t or -float("inf"))
+            after_last = self._press_cycle_s() if keys[0] == self.last_key else self._other_key_after_s()
+            first_key_t = max(now + BUS_MARGIN_S, self.last_key_down_t + after_last, start_t or -float("inf"))
             key_t = self._drop_time(first_key_t, len(keys), deadline_t)
         target = active.plan.target
         predicted = active.predicted if active.predicted is not None else self.model.board

@@ -80,7 +80,8 @@ class PlanAhead:
     timing: GameTiming
     effects: KeyEffects
     last_seen: tuple[FallingPiece, int] | None  # the frame before's falling piece (if ok) and frame_seq
-    last_key_down_t: float
+    last_key_down_t: float  # the relay's latest press ...
+    last_key: str | None  # ... and its key
     #: The next piece, chosen ahead on the board after the piece in play: (root of the piece in
     #: play, its board, level, decision), sent once the relay reports that piece's drop.
     ahead_choice: tuple[str, Board, int, PieceDecision] | None
@@ -91,6 +92,7 @@ class PlanAhead:
         self.effects = KeyEffects()
         self.last_seen = None
         self.last_key_down_t = -float("inf")
+        self.last_key = None
         self.ahead_choice = None
         self.ahead = None
 
@@ -125,7 +127,15 @@ class PlanAhead:
         return None
 
     def _press_cycle_s(self) -> float:
+        """From a key going down to the same key's next press at the earliest (hold + gap)."""
         return self.settings.key_interval_s + PRESS_OVERHEAD_S
+
+    def _other_key_after_s(self) -> float:
+        """From a key going down to another key's press, a plan's first, at the earliest: the relay
+        keeps no gap between different keys across plans (services/relay_runner.py).  Used for the
+        next piece's first key after a drop; should that key be a drop itself, the relay keeps the
+        gap and the key comes up to a gap later than planned, which a drop from the spawn row has."""
+        return self.settings.key_hold_s + PRESS_OVERHEAD_S
 
     def _drop_time(self, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
         """``key_t`` for a part of ``keys`` keys ending with the drop, its first key going down at
@@ -136,7 +146,7 @@ class PlanAhead:
             return None
         cycle = self._press_cycle_s()
         earliest = first_key_t + (keys - 1) * cycle
-        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, cycle, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
+        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, self._other_key_after_s(), TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
         if t <= earliest:
             return None
         self.counters.timed_drops += 1
@@ -157,7 +167,7 @@ class PlanAhead:
             return
         drop_t = active.dropped_at if active.dropped_at is not None else time.monotonic() + BUS_MARGIN_S
         spawn = ticks.spawn_after(drop_t, TICK_MARGIN_S)
-        first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._press_cycle_s())
+        first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._other_key_after_s())
         rules = self.settings.rules
         start = FallingPiece(active.next_piece, 1, rules.spawn_x, rules.spawn_y)
         decision = self.planner.decide(
@@ -183,7 +193,7 @@ class PlanAhead:
         start_t = spawn + FIRST_KEY_MARGIN_S
         rules = self.settings.rules
         start = FallingPiece(decision.placement.piece, 1, rules.spawn_x, rules.spawn_y)
-        first_key_t = max(start_t, dropped.dropped_at + self._press_cycle_s())
+        first_key_t = max(start_t, dropped.dropped_at + self._other_key_after_s())
         plan = self.planner.keys_to(
             board, start, decision.plan.target, level, spawn, confirm_again=True, first_key_t=first_key_t, detour=True, key_latency_s=0.0,
             first_fall_s=first_fall(level),

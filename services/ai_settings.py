@@ -39,6 +39,7 @@ class AiSettings:
     preview: bool
     player: PlayerSpec
     key_interval_s: float  # keys.hold_ms + keys.gap_ms
+    key_hold_s: float = 0.03  # keys.hold_ms
     closed_loop: bool = True
     level_from_screen: bool = True
     plan_ahead: bool = False
@@ -55,6 +56,7 @@ class AiSettings:
             preview=config.preview,
             player=load_player(config.player),
             key_interval_s=(config.keys.hold_ms + config.keys.gap_ms) / 1000.0,
+            key_hold_s=config.keys.hold_ms / 1000.0,
             closed_loop=config.play.closed_loop,
             level_from_screen=config.play.level_from_screen,
             plan_ahead=config.play.plan_ahead,

@@ -89,13 +89,13 @@ class Ticks:
         tick is returned, so a key timed from it cannot act before the spawn."""
         return self.first_at_or_after(drop_t + margin_s)
 
-    def drop_time(self, earliest: float, latest: float, press_cycle_s: float, margin_s: float, first_key_margin_s: float) -> float:
+    def drop_time(self, earliest: float, latest: float, next_key_after_s: float, margin_s: float, first_key_margin_s: float) -> float:
         """The first time at or after ``earliest`` (and not after ``latest``) to press a drop so
-        that the next piece's first key, at least ``press_cycle_s`` after the drop (hold + gap),
+        that the next piece's first key, at least ``next_key_after_s`` after the drop (the relay's hold),
         comes as soon after its spawn as it can: no later than ``first_key_margin_s`` after it if
         the fall step allows, else a drop ``margin_s`` after a tick (the spawn comes a whole fall
         step later).  ``earliest`` itself when no such time is before ``latest``."""
-        window_end = max(margin_s, self.period - press_cycle_s + first_key_margin_s)
+        window_end = max(margin_s, self.period - next_key_after_s + first_key_margin_s)
         phase = (earliest - self.anchor) % self.period
         if margin_s <= phase <= window_end:
             return earliest

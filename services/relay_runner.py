@@ -13,7 +13,11 @@ has passed, and a key whose press would go down after it is not pressed: the pla
 it is a deadline miss.  A start time (``start_t``): no key of the plan goes down before it (the ai
 times a drop to the game's gravity and the next piece's first key to just after its spawn); key
 times (``key_t``): no key goes down before its own (a turn waits for the piece's first fall).  Gaps
-are kept between presses (``gap_s`` from the previous release), also across plans.  A newer plan
+are kept between the presses of a plan (``gap_s`` from the previous release: the cadence the ai
+plans with), and before a plan's first key if it is the key released last (the keyboard must see
+the release before the next press).  A plan's first key on another relay needs no gap: it goes
+down as soon as the last key is up (the next piece's first key after the drop, at level 10 a fall
+step of 50 ms, is no longer held a whole 60 ms cycle after the drop).  A newer plan
 supersedes the one running (it stops before its next key, also while waiting for its start).
 
 Thread-safety: submit/halt/resume/close from any thread; on_key and on_done are called from the
@@ -93,6 +97,7 @@ class PlanRunner:
         self._halted_reason: str | None = None
         self._closed = False
         self._last_up = -float("inf")
+        self._last_key: str | None = None
         self._thread = threading.Thread(target=self._run, name="relay plan runner", daemon=True)
         self._thread.start()
 
@@ -154,7 +159,8 @@ class PlanRunner:
     def _execute(self, plan: Plan) -> PlanDone:
         pressed = 0
         for index, key in enumerate(plan.keys):
-            earliest = max(self._last_up + self._gap_s, plan.start_t if index == 0 else -float("inf"), plan.key_t[index] if plan.key_t else -float("inf"))
+            gap = self._gap_s if index or key == self._last_key else 0.0
+            earliest = max(self._last_up + gap, plan.start_t if index == 0 else -float("inf"), plan.key_t[index] if plan.key_t else -float("inf"))
             if not self._pause_until(earliest, self._interrupt):
                 return self._stopped(plan, pressed)
             with self._gate:
@@ -175,7 +181,7 @@ class PlanRunner:
             except KeyOutputError as exc:
                 return self._failed(plan, pressed, f"{key} release: {exc}")
             finally:
-                self._last_up = time.monotonic()
+                self._last_up, self._last_key = time.monotonic(), key
             pressed += 1
             self._on_key(KeyPressed(plan.plan_id, key, down_t, self._last_up))
         return PlanDone(plan.plan_id, True, "", pressed, time.monotonic())

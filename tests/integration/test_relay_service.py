@@ -183,6 +183,21 @@ def test_a_key_with_its_own_time_waits_for_it_and_the_keys_after_it_keep_the_cad
     assert len(closed) == 3 and closed[0] < now + 0.3 <= now + 0.5 <= closed[1] < closed[2] < closed[1] + 0.3
 
 
+def test_across_plans_only_the_same_key_again_waits_the_gap(rig: Rig) -> None:
+    """The keyboard must see a key's release before its next press; another key needs no gap."""
+    rig.plan("first", ["left"], 5.0)
+    rig.expect("relay.key", lambda b: b["plan_id"] == "first", 5.0)
+    rig.plan("same key", ["left"], 5.0)  # queued behind the press being held
+    rig.expect("relay.key", lambda b: b["plan_id"] == "same key", 5.0)
+    rig.plan("other key", ["right"], 5.0)
+    rig.expect("relay.done", lambda b: b["plan_id"] == "other key", 5.0)
+    edges = [(output, closed, t) for output, closed, t in rig.contacts.edges]
+    (_, _, first_up), (_, _, same_down), (_, _, same_up), (_, _, other_down) = edges[1:5]
+    assert [(o, c) for o, c, _ in edges[:6]] == [(0, True), (0, False), (0, True), (0, False), (1, True), (1, False)]
+    assert same_down - first_up >= GAP_MS / 1000 - 0.002
+    assert other_down - same_up < GAP_MS / 1000 - 0.01
+
+
 def test_key_times_that_are_not_one_per_key_reject_the_plan(rig: Rig) -> None:
     rig.plan("short", ["left", "right"], 5.0, key_t=[time.monotonic()])
     done = rig.expect("relay.done", lambda b: b["plan_id"] == "short", 5.0)

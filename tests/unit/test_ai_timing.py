@@ -116,7 +116,7 @@ def test_spawn_after_a_drop_is_the_first_tick_it_acts_before_and_the_later_one_w
 
 def test_a_drop_is_timed_just_after_a_tick_when_the_press_cycle_is_longer_than_the_fall_step() -> None:
     ticks = Ticks(anchor=1.0, period=0.05)
-    t = ticks.drop_time(earliest=1.02, latest=2.0, press_cycle_s=0.062, margin_s=0.005, first_key_margin_s=0.004)
+    t = ticks.drop_time(earliest=1.02, latest=2.0, next_key_after_s=0.062, margin_s=0.005, first_key_margin_s=0.004)
     assert t == pytest.approx(1.055)
     spawn = ticks.spawn_after(t, margin_s=0.005)
     assert spawn == pytest.approx(1.10) and t + 0.062 - spawn < 0.02  # the next first key comes 17 ms after the spawn
