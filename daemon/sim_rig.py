@@ -147,7 +147,9 @@ class RigDaemon:
         self.endpoints = load_rig_config(self.config_path).bus.endpoints()
 
     def start(self) -> None:
-        """``gamerigd --config <it> --paused``; returns once every service is alive (RigFailed if not)."""
+        """``gamerigd --config <it> --paused``; returns once every service is alive and ready (the ai
+        warms its planner up first: play started before that loses pieces at a fast level); RigFailed
+        if not."""
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [*gamerigd_command(), "--config", str(self.config_path), "--paused"],
@@ -157,10 +159,10 @@ class RigDaemon:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RigFailed(f"gamerigd exited with {self.process.returncode}: {_tail(self.log_path)}")
-            if self.healthy():
+            if self.healthy() and self.ready():
                 return
             time.sleep(0.2)
-        raise RigFailed(f"the services were not all alive within {SERVICES_UP_S:g} s: {_tail(self.log_path)}")
+        raise RigFailed(f"the services were not all alive and ready within {SERVICES_UP_S:g} s: {_tail(self.log_path)}")
 
     def stop(self) -> int | None:
         """SIGTERM gamerigd (it releases the relays first, then stops its services), SIGKILL after
@@ -190,6 +192,14 @@ class RigDaemon:
             return bool(self.request("status", timeout_s=1.0)["daemon"]["healthy"])
         except DaemonNotRunning:
             return False
+
+    def ready(self) -> bool:
+        """Every service says it is ready or active (not starting, not in fault)."""
+        try:
+            services = self.request("status", timeout_s=1.0)["services"]
+        except DaemonNotRunning:
+            return False
+        return all(service["state"] in ("ready", "active") for service in services.values())
 
     def log(self) -> str:
         """gamerigd's output so far."""
