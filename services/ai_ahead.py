@@ -216,7 +216,10 @@ class PlanAhead:
 
     def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, next_piece: str | None) -> bool:
         """A new piece is seen: if it is the one sent ahead and appeared when predicted, it becomes
-        the piece in play (its prediction is published now).  False: plan it from sight."""
+        the piece in play (its prediction is published now); also when seen later, if its keys are
+        all pressed and it shows at their target (the camera may not tell a piece for a while: it
+        was steered home, and planning it again from where it is could only miss).  False: plan it
+        from sight."""
         ahead = self.ahead
         if ahead is None or ahead.piece != seen.kind:
             return False
@@ -227,7 +230,9 @@ class PlanAhead:
             self.timing.see_spawn(ahead.start[1], appeared, iteration_delay(ahead.level))
         frame = self.timing.frame_s
         step = iteration_delay(ahead.level)  # a drop that acted just before a tick spawns the piece a step early
-        if appeared is None or not ahead.start[1] - step - 2 * frame <= appeared <= ahead.start[1] + step + SPAWN_LATE_S:
+        on_time = appeared is not None and ahead.start[1] - step - 2 * frame <= appeared <= ahead.start[1] + step + SPAWN_LATE_S
+        steered_home = ahead.relay_done and (seen.orientation, seen.x) == (ahead.plan.target.orientation, ahead.plan.target.x)
+        if not on_time and not steered_home:
             self.counters.ahead_discarded += 1
             log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
             return False
