@@ -10,6 +10,9 @@ appeared since play began (or the game ends, or the time limit), stops everythin
   glass_to_key_ms_p50/p99 (from the frame in which a piece appeared on the target's screen to
   the first relay closure its keyboard saw), view_to_key_ms_p50/p99 (the same from the first
   frame the camera sent showing it: what the rig adds beyond the camera's own latency),
+  turn_first_pieces and glass_to_key_ms_p99_move_first (how many pieces' first key was a turn,
+  and the p99 over the others: a piece whose placement needs only turns in the spawn column cannot
+  turn before its first fall, a fall step after it appeared, so its first key waits for the game),
   frame_period_ms (the filmed frames' median interval);
 - from the watchdog's wd.state (via gamerigd's status): deadline_misses, mismatches, resyncs,
   halts, max_halt_s, stale_frames;
@@ -58,6 +61,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gamerig.games.tetris.engine import ROTATE
 from gamerig.games.tetris.headless import play_game
 from gamerig.games.tetris.players import Player
 from gamerig.games.tetris.rules import Rules
@@ -104,6 +108,8 @@ def summarize(truth: RunTruth, status: dict[str, Any], options: SimRigOptions, p
     placed = min(truth.pieces, pieces)  # the piece in play at the end has not been placed
     player = Player(load_player(options.player), Rules("standard", 10, 20))
     headless = _headless(player, truth.sequence, options, placed)
+    turn_first = [delay for delay, key in zip(truth.glass_to_key_s, truth.first_keys) if key == ROTATE]
+    move_first = [delay for delay, key in zip(truth.glass_to_key_s, truth.first_keys) if key != ROTATE]
     return {
         "pieces": placed,
         "lines": truth.lines,
@@ -115,6 +121,8 @@ def summarize(truth: RunTruth, status: dict[str, Any], options: SimRigOptions, p
         "stale_frames": counters.get("stale_frames"),
         "glass_to_key_ms_p50": _ms(percentile(truth.glass_to_key_s, 0.5)),
         "glass_to_key_ms_p99": _ms(percentile(truth.glass_to_key_s, 0.99)),
+        "turn_first_pieces": len(turn_first),
+        "glass_to_key_ms_p99_move_first": _ms(percentile(move_first, 0.99)),
         "view_to_key_ms_p50": _ms(percentile(truth.view_to_key_s, 0.5)),
         "view_to_key_ms_p99": _ms(percentile(truth.view_to_key_s, 0.99)),
         "frame_period_ms": _ms(truth.frame_period_s),

@@ -7,7 +7,9 @@ of the rig: pieces, lines, the piece sequence, and glass-to-first-key latencies.
   frame), or whose game number changed.
 - Its *first key* is the first relay closure the keyboard registered (an ``edge`` with
   ``pressed``, dropped presses included: the relay did close) after that frame and before the
-  next piece appeared.  Glass-to-key is the edge's contact time minus the frame's time.
+  next piece appeared.  Glass-to-key is the edge's contact time minus the frame's time.  Its key
+  is kept too: a first key that is a turn (``rotate``) usually waited for the game, not the rig
+  (a piece in its spawn row cannot turn before its first fall, section 2 of the rules).
 - Its *first view* is the first frame whose camera picture (``camera_frame``) is of that frame or
   later: the camera's own latency (frames, dropped pictures) lies between glass and view.
   View-to-key is the first key's contact time minus that frame's time: what the rig adds.
@@ -32,6 +34,7 @@ class RunTruth:
     lines: int = 0  # lines cleared since the start of play
     sequence: list[str] = field(default_factory=list)  # the pieces in order, then the next piece shown at the end
     glass_to_key_s: list[float] = field(default_factory=list)
+    first_keys: list[str] = field(default_factory=list)  # the key of each glass_to_key_s entry
     view_to_key_s: list[float] = field(default_factory=list)
     frame_period_s: float = 0.0  # median interval between filmed frames
     level_start: int = 0
@@ -46,7 +49,7 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
     spawns: list[float] = []  # appearance time of each counted piece
     spawn_frames: list[int] = []
     views: list[float] = []  # when the camera first sent a picture of each spawn frame
-    presses: list[float] = []
+    presses: list[tuple[float, str]] = []  # (contact time, key)
     filmed: list[float] = []
     previous_piece = None
     previous_game = None
@@ -62,7 +65,7 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
             kind = record.get("type")
             if kind == "edge":
                 if record["pressed"] and record["t"] >= since_t:
-                    presses.append(record["t"])
+                    presses.append((record["t"], record["key"]))
                 continue
             if kind != "frame":
                 continue
@@ -93,23 +96,25 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
     run.lines = last_lines - (lines_at_start or 0)
     if last_next is not None:
         run.sequence.append(last_next)
-    run.glass_to_key_s = [key - t for t, key in _first_keys(spawns, presses)]
+    first_keys = _first_keys(spawns, presses)
+    run.glass_to_key_s = [key_t - t for t, key_t, _ in first_keys]
+    run.first_keys = [key for _, _, key in first_keys]
     viewed = dict(zip(spawns, views))
-    run.view_to_key_s = [key - viewed[t] for t, key in _first_keys(spawns, presses) if t in viewed]
+    run.view_to_key_s = [key_t - viewed[t] for t, key_t, _ in first_keys if t in viewed]
     run.frame_period_s = median(b - a for a, b in zip(filmed, filmed[1:])) if len(filmed) > 1 else 0.0
     return run
 
 
-def _first_keys(spawns: list[float], presses: list[float]) -> list[tuple[float, float]]:
-    """(spawn time, first press time) for each spawn with a press before the next spawn."""
+def _first_keys(spawns: list[float], presses: list[tuple[float, str]]) -> list[tuple[float, float, str]]:
+    """(spawn time, first press time, its key) for each spawn with a press before the next spawn."""
     delays = []
     j = 0
     for i, t in enumerate(spawns):
         end = spawns[i + 1] if i + 1 < len(spawns) else float("inf")
-        while j < len(presses) and presses[j] < t:
+        while j < len(presses) and presses[j][0] < t:
             j += 1
-        if j < len(presses) and presses[j] < end:
-            delays.append((t, presses[j]))
+        if j < len(presses) and presses[j][0] < end:
+            delays.append((t, *presses[j]))
     return delays
 
 
