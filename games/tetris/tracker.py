@@ -20,7 +20,9 @@ The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the 
   every resting place of the falling piece that completes a row is tried (and, if the falling
   piece landed unseen, of the next piece, of any type); when exactly one leaves the new board
   after its rows clear: ``landed`` (for both pieces in the second case), ``rows_cleared``, and
-  ``spawn`` if a new tetromino is already there;
+  ``spawn`` if a new tetromino is already there.  When several do and all leave the same stack
+  and piece in play (a T into a slot over two rows alike, pointing down or up), the one straight
+  below where the falling piece was last seen is taken: that is where a drop puts it;
 * **the piece moved**: the cells off the stack are one tetromino of the falling piece's type
   (moved, rotated, fallen, dropped): no event;
 * **a new piece appeared**: the falling piece's cells stay where they were and a new tetromino
@@ -216,6 +218,13 @@ def _completing_locks(stack: np.ndarray, names: str) -> Iterator[tuple[str, Cell
                 completes |= (y >= 1) & (y <= rows) & (missing[np.clip(y, 1, rows) - 1] == sum(1 for _, d in offsets if d == dy))
             for y0, x0 in zip(*np.nonzero(fits & rests & completes)):
                 yield name, frozenset((int(x0) + 1 + dx, int(y0) + 1 + dy) for dx, dy in offsets)
+
+
+def _dropped_straight(cells: Cells, stack: np.ndarray) -> Cells:
+    """Where ``cells`` (a piece in the air, clear of ``stack``) rest after falling straight down."""
+    while all(y > 1 and not stack[y - 2, x - 1] for x, y in cells):
+        cells = frozenset((x, y - 1) for x, y in cells)
+    return cells
 
 
 def _sorted(cells: Cells) -> tuple[tuple[int, int], ...]:
@@ -425,7 +434,8 @@ class PieceTracker:
         never seen whole, did this (then it is of any type: its ``landed`` follows the falling
         piece's); with no piece known it is of any type.  Every resting place that completes a
         row is tried; the one whose cleared rows leave ``board`` (plus nothing, part of the next
-        piece or the next piece) is taken when it is the only one.
+        piece or the next piece) is taken when it is the only one, or when it is the falling
+        piece's straight drop and every other one leaves the same stack and piece in play.
         """
         assert self._stack is not None
         stack, falling = self._stack, self._falling
@@ -456,6 +466,14 @@ class PieceTracker:
                         *arrival.events,
                     )
                     found[placed] = _Step(arrival.stack, arrival.falling, events, arrival.reason)
+        if len(found) > 1 and falling is not None:
+            # locks that leave the same stack and piece in play differ only in what the events
+            # say (a T into a slot over two rows alike, pointing down or up); a drop falls
+            # straight, so the lock straight below where the piece was last seen happened
+            straight = _dropped_straight(piece_cells_of(falling), stack)
+            outcomes = {(step.stack.tobytes(), step.falling) for step in found.values()}
+            if straight in found and len(outcomes) == 1:
+                return found[straight]
         if len(found) != 1:
             vanished = int((stack & ~board).sum())
             return f"{vanished} settled cells vanished and {len(found) or 'no'} locks that clear rows lead to this board"
