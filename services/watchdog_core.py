@@ -13,8 +13,11 @@ every message that is waiting.  The rules:
   ``wd.resync {reason, board}`` with the observed board; a match ends a run of mismatches.
   While halted nothing is compared (the relay presses nothing, so no plan is carried out).
 * Play resumes (``wd.resume``) after ``resume_healthy_s`` without any problem; a halt for
-  mismatches clears then too.  Just before, ``wd.resync`` hands the ai the board last observed:
-  the pieces fell where gravity took them while play was halted.
+  mismatches clears then too.  A halt for stale frames alone ends sooner: once the frames have
+  been fresh for as many frame periods as made them stale and a frame has shown the board again
+  (a loaded camera late by a few frames should cost the piece in play its plan, not a wait in
+  which a level-10 piece falls ten rows out of reach).  Just before, ``wd.resync`` hands the ai
+  the board last observed: the pieces fell where gravity took them while play was halted.
 * The watchdog starts halted, waiting for every watched service and for frames; that first halt
   is no fault and is counted neither in ``halts`` nor in ``max_halt_s``.
 * ``wd.state {halted, reason, counters, max_halt_s}`` on every change and every
@@ -95,6 +98,8 @@ class Watchdog:
         self.max_halt_s = 0.0
         self._halted_at: float | None = None  # start of the current fault halt (None: the start-up wait)
         self._healthy_since: float | None = None
+        self._stale_only = False  # the fault halt had no cause but stale frames (see the module docstring)
+        self._observed_at = -math.inf  # when a frame last showed the board (status ok)
         self._mismatch_run = 0
         self._mismatch_halt = False
         self._landing: _Landing | None = None
@@ -170,7 +175,7 @@ class Watchdog:
         self._seen_frame = True
         self.frames.frame(float(t_capture), now)
         if board is not None and status == "ok":
-            self._observed = board
+            self._observed, self._observed_at = board, now
         if self._landing is not None and frame_seq >= self._landing.frame_seq:
             self._check(now, out)
 
@@ -236,14 +241,15 @@ class Watchdog:
         if self._mismatch_halt and not self.halted:
             problems.append(f"{self._mismatch_run} consecutive reality-check mismatches")
         if not self.halted and problems:
-            self._halt("; ".join(problems), now, out)
+            self._halt(problems, now, out)
         elif self.halted:
             if problems:
                 self._healthy_since = None
                 self.reason = "; ".join(problems)
+                self._stale_only = self._stale_only and self._only_stale(problems, now)
             elif self._healthy_since is None:
                 self._healthy_since = now
-            elif now - self._healthy_since >= self.settings.resume_healthy_s:
+            elif self._may_resume(now):
                 self._resume(now, out)
         if self._halted_at is not None:
             self.max_halt_s = max(self.max_halt_s, now - self._halted_at)
@@ -259,7 +265,22 @@ class Watchdog:
         self.counters["stale_frames"] += stale and not self._was_stale
         self._was_stale = stale
 
-    def _halt(self, reason: str, now: float, out: list[Output]) -> None:
+    def _only_stale(self, problems: list[str], now: float) -> bool:
+        """Whether ``problems`` are the stale frames' alone (their phrase is in them when they are stale)."""
+        return len(problems) == 1 and self._seen_frame and self.frames.stale(now)
+
+    def _may_resume(self, now: float) -> bool:
+        """Healthy long enough since ``_healthy_since`` to resume (see the module docstring)."""
+        assert self._healthy_since is not None
+        healthy_for = now - self._healthy_since
+        if self._stale_only:
+            fresh = self.settings.stale_frame_periods * self.frames.period_s
+            return healthy_for >= fresh and self._observed_at >= self._healthy_since
+        return healthy_for >= self.settings.resume_healthy_s
+
+    def _halt(self, problems: list[str], now: float, out: list[Output]) -> None:
+        reason = "; ".join(problems)
+        self._stale_only = self._only_stale(problems, now)
         self.halted, self.reason = True, reason
         self._halted_at, self._healthy_since = now, None
         self.counters["halts"] += 1

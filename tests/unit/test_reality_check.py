@@ -165,11 +165,45 @@ def test_a_frozen_camera_halts_within_three_frame_periods_and_play_resumes() -> 
     assert rig.topics(start) == ["wd.halt"] and "no new camera frame" in rig.dog.reason
     rig.run(0.3, frozen=True)
     assert rig.dog.halted  # still frozen
-    rig.run(0.6)
-    assert not rig.dog.halted and rig.topics(start)[-2:] == ["wd.resync", "wd.resume"]
+    thawed_at = rig.now
+    while rig.dog.halted and rig.now - thawed_at < 1.0:
+        rig.frame()
+    # a halt for stale frames alone ends once frames have been fresh for three periods
+    assert 3 * PERIOD <= rig.now - thawed_at <= 5 * PERIOD + 1e-9
+    assert rig.topics(start)[-2:] == ["wd.resync", "wd.resume"]
     state = rig.published[-1][1]
     assert state["counters"]["stale_frames"] == 1 and state["counters"]["halts"] == 1
-    assert 0.8 < state["max_halt_s"] < 1.0
+    assert 0.3 < state["max_halt_s"] < 0.5
+
+
+def test_after_stale_frames_play_waits_for_a_frame_that_shows_the_board() -> None:
+    rig = ready()
+    rig.run(0.2, frozen=True)
+    assert rig.dog.halted
+    for _ in range(20):  # fresh frames, but the camera is unsure of the board
+        rig.now += PERIOD
+        rig.seq += 1
+        for name in ("camera", "ai", "relay"):
+            rig.send(f"hb.{name}", {"state": "active", "message": ""})
+        rig.send("obs.frame", {"frame_seq": rig.seq, "t_capture": rig.seq * PERIOD, "status": "unsure", "reason": "", "board": None,
+                               "falling": None, "next_piece": None, "level": None, "calibration": "ok"})
+    assert rig.dog.halted
+    rig.frame()
+    assert not rig.dog.halted
+
+
+def test_a_halt_with_another_cause_besides_stale_frames_waits_resume_healthy_s() -> None:
+    rig = ready()
+    for _ in range(90):  # 1.5 s: the ai silent and the camera frozen
+        rig.now += PERIOD
+        rig.send("hb.camera", {"state": "active"})
+        rig.send("hb.relay", {"state": "active"})
+        rig.send("obs.frame", {"frame_seq": rig.seq, "t_capture": rig.seq * PERIOD, "status": "ok", "board": EMPTY, "calibration": "ok"})
+    assert rig.dog.halted and "ai is not alive" in rig.dog.reason and "no new camera frame" in rig.dog.reason
+    rig.run(0.4)
+    assert rig.dog.halted
+    rig.run(0.2)
+    assert not rig.dog.halted
 
 
 def test_a_watchdog_that_was_not_scheduled_judges_by_the_newest_frame_waiting() -> None:
