@@ -18,8 +18,10 @@ and the end-to-end tests start.
 4. Calibration through the daemon (``calibrate`` on the control socket, the camera service
    calibrating on live frames) from the well's true corners: the simulator's camera is seeded, so
    its homography is known here (:func:`true_corners`) and the camera service refines them.
-   Meanwhile the board is kept clear (the simulator's calibration-mode ``clear``), so the well
-   looks empty, while pieces keep landing, so the preview changes (:meth:`SimRig.calibrate`).
+   The well looks empty, while pieces keep landing, so the preview changes (:meth:`SimRig.calibrate`).
+   From step 3 on, the board is kept clear (the simulator's calibration-mode ``clear``): the game
+   runs unplayed until step 5, and at level 10 a start-up slowed by a loaded machine (30 s) let
+   it top out before play began.
 5. The board is cleared again and ``play`` is sent; the faults of the options are posted then, so
    their times count from the start of play.
 
@@ -41,7 +43,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,8 +253,9 @@ class SimRig:
                 self.sim_info["stream_url"], self.sim_info["serial_path"], o.level, o.preview, o.player,
                 {"keys": o.keys, "play": o.play},
             )
-            self.gamerigd.start()
-            self.calibration = self.calibrate()
+            with self._board_kept_clear():
+                self.gamerigd.start()
+                self.calibration = self.calibrate()
             self.fault("clear")  # play starts on an empty board too
             self.request("play")
             self.play_started_t = time.monotonic()
@@ -287,25 +291,31 @@ class SimRig:
     def calibrate(self) -> dict[str, Any]:
         """Calibrate the camera service on live frames from the well's true corners.
 
-        The game goes on meanwhile (the rig is paused, the pieces fall): the board is cleared every
-        CLEAR_EVERY_S so the well looks empty in almost every frame, and the capture lasts long
-        enough for pieces to land and the next piece to change, which the preview box is found by."""
+        The game goes on meanwhile (the rig is paused, the pieces fall): with the board kept clear
+        (:meth:`_board_kept_clear`) the well looks empty in almost every frame, and the capture
+        lasts long enough for pieces to land and the next piece to change, which the preview box
+        is found by."""
         corners = true_corners(self.options.seed, self.options.skin)
+        reply = self.request(
+            "calibrate", timeout_s=CALIBRATE_S, out=str(self.gamerigd.calibration_path),
+            png=str(self.workdir / "calibration.png"), corners=corners.tolist(),
+            frames=CALIBRATION_FRAMES, every_s=CALIBRATION_EVERY_S,
+        )
+        if reply.get("ok") is not True:
+            raise RigFailed(f"calibration failed: {reply.get('message') or reply.get('error')}")
+        return reply
+
+    @contextmanager
+    def _board_kept_clear(self) -> Iterator[None]:
+        """The simulator's board cleared every CLEAR_EVERY_S while the block runs."""
         done = threading.Event()
         clearer = threading.Thread(target=self._keep_clearing, args=(done,), daemon=True)
         clearer.start()
         try:
-            reply = self.request(
-                "calibrate", timeout_s=CALIBRATE_S, out=str(self.gamerigd.calibration_path),
-                png=str(self.workdir / "calibration.png"), corners=corners.tolist(),
-                frames=CALIBRATION_FRAMES, every_s=CALIBRATION_EVERY_S,
-            )
+            yield
         finally:
             done.set()
             clearer.join()
-        if reply.get("ok") is not True:
-            raise RigFailed(f"calibration failed: {reply.get('message') or reply.get('error')}")
-        return reply
 
     def _keep_clearing(self, done: threading.Event) -> None:
         while not done.wait(CLEAR_EVERY_S):
