@@ -22,8 +22,8 @@ and the end-to-end tests start.
    From step 3 on, the board is kept clear (the simulator's calibration-mode ``clear``): the game
    runs unplayed until step 5, and at level 10 a start-up slowed by a loaded machine (30 s) let
    it top out before play began.
-5. The board is cleared again and ``play`` is sent; the faults of the options are posted then, so
-   their times count from the start of play.
+5. The board is cleared again, the piece in play put back at the top, and ``play`` is sent; the
+   faults of the options are posted then, so their times count from the start of play.
 
 :meth:`SimRig.stop`: SIGTERM to gamerigd (it releases the relays first and stops its services),
 then to the simulator; SIGKILL only after a timeout.  Every path out of :meth:`start` stops what
@@ -257,6 +257,7 @@ class SimRig:
                 self.gamerigd.start()
                 self.calibration = self.calibrate()
             self.fault("clear")  # play starts on an empty board too
+            self._piece_to_the_top()
             self.request("play")
             self.play_started_t = time.monotonic()
             for spec in o.faults:
@@ -304,6 +305,13 @@ class SimRig:
         if reply.get("ok") is not True:
             raise RigFailed(f"calibration failed: {reply.get('message') or reply.get('error')}")
         return reply
+
+    def _piece_to_the_top(self) -> None:
+        """The piece in play back at the top: it fell unplayed during the start-up, and one too low
+        to place when play begins would count as the rig's deadline miss."""
+        piece = self.truth().get("piece")
+        if piece is not None:
+            self.fault(f"place={piece['kind']}")
 
     @contextmanager
     def _board_kept_clear(self) -> Iterator[None]:
