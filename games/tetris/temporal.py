@@ -8,6 +8,20 @@ that no move explains (more cells appear than one piece has, cells vanish withou
 to clear or a lock that completes one) is reported as "unsure" and not committed: the rig does
 not guess.
 
+An unexplained board is committed anyway ("resynced", for the tracker to re-read the stack) once
+play itself vouches for it: when it is the last of ``resync_links`` stable boards in a row (each
+seen ``k`` times) that each follow from the one before by one step of play.  After a camera
+outage, freeze or reconnect, or when the filter started on a screen that was no play (the
+calibration), the committed board is stale by many steps, and play at level 10 shows no board
+for long (a new row every 3 frames, a new piece every ~20): waiting for ``resync_frames``
+identical frames left the camera blind for seconds (a replayed level-10 run: 3 s after a 1 s
+outage, and never, 266 of 320 pieces unnamed, when started during calibration).  Misreads do
+not chain so: a line-clear animation flashes back to the committed board (which restarts the
+chain), a well filling at game over adds a row at a time, a still misread repeats one board.
+Until the next commit, the frames after an unexplained board, or after a gap in the frames
+longer than ``gap_s`` (an outage; a frozen camera's repeats keep their first capture time, so
+its end is such a gap), are "unsure" rather than "pending": the committed board is stale then.
+
 Pure: timestamps come in with the observations.
 """
 
@@ -33,9 +47,10 @@ class FilterUpdate:
 
     #: steady: same as committed; pending: a change not yet seen k times; committed: the change
     #: was just committed; resynced: a change no move explains was committed after staying
-    #: stable for ``resync_frames`` (``reason`` says what was unexplained); unsure: a stable
-    #: change no move explains, or a cell read without confidence; no_observation: a frame
-    #: recognition refused.
+    #: stable for ``resync_frames`` or ending a chain of play (``reason`` says what was
+    #: unexplained); unsure: a stable change no move explains, or a cell read without
+    #: confidence, or (until the next commit) a frame after such a change or after a gap in the
+    #: frames; no_observation: a frame recognition refused.
     status: Status
     #: The committed board (rows x cols bool, bottom row first); None before the first commit.
     board: np.ndarray | None
@@ -43,6 +58,9 @@ class FilterUpdate:
     latency_frames: int = 0
     latency_s: float = 0.0
     reason: str = ""
+    #: On a resync that ends a chain of play: the stable board before it in the chain (what
+    #: moved between the two is the falling piece); else None.
+    previous: np.ndarray | None = None
 
 
 def _after_clearing_full_rows(board: np.ndarray) -> np.ndarray:
@@ -106,20 +124,35 @@ class BoardFilter:
     ``min_confidence`` restarts the count: agreement must be consecutive.  A board no move
     explains stays "unsure" until it has been seen ``resync_frames`` times in a row; then it is
     committed as "resynced", so a missed step (a lock and a clear between two frames, a frame
-    gap) cannot freeze the filter for ever.  ``reset`` forgets the committed board (a new game,
-    a new calibration).
+    gap) cannot freeze the filter for ever; it is committed sooner when it ends a chain of
+    ``resync_links`` stable boards that follow one another by steps of play.  Capture times more
+    than ``gap_s`` apart are a gap in the frames (module docstring).  ``reset`` forgets the
+    committed board (a new game, a new calibration).
     """
 
-    def __init__(self, k: int = 2, min_confidence: float = AMBIGUOUS_CONFIDENCE, resync_frames: int = 30) -> None:
+    def __init__(
+        self,
+        k: int = 2,
+        min_confidence: float = AMBIGUOUS_CONFIDENCE,
+        resync_frames: int = 30,
+        resync_links: int = 3,
+        gap_s: float = 0.1,
+    ) -> None:
         if k < 1:
             raise ValueError(f"k (agreeing frames before a commit) must be at least 1, got {k}")
         if resync_frames < k:
             raise ValueError(f"resync_frames ({resync_frames}) must be at least k ({k})")
         if not 0.0 <= min_confidence <= 1.0:
             raise ValueError(f"min_confidence must be within 0..1, got {min_confidence}")
+        if resync_links < 2:
+            raise ValueError(f"resync_links (stable boards in a chain of play) must be at least 2, got {resync_links}")
+        if gap_s <= 0:
+            raise ValueError(f"gap_s must be positive, got {gap_s}")
         self.k = k
         self.min_confidence = min_confidence
         self.resync_frames = resync_frames
+        self.resync_links = resync_links
+        self.gap_s = gap_s
         self.reset()
 
     def reset(self) -> None:
@@ -128,6 +161,11 @@ class BoardFilter:
         self._candidate: np.ndarray | None = None
         self._run = 0
         self._first_seen = 0.0
+        self._stable: np.ndarray | None = None  # the last board seen k times in a row
+        self._links = 0  # stable boards in a row, up to _stable, each one step of play from the one before
+        self._previous: np.ndarray | None = None  # the link before _stable, if it is one
+        self._stale = ""  # why the committed board may be stale, until the next commit
+        self._last_t: float | None = None
 
     @property
     def committed(self) -> np.ndarray | None:
@@ -136,6 +174,10 @@ class BoardFilter:
 
     def update(self, observation: Observation, timestamp: float) -> FilterUpdate:
         """Feed one frame's observation, captured at ``timestamp`` seconds."""
+        if self._last_t is not None and timestamp - self._last_t > self.gap_s:
+            self._candidate, self._run = None, 0  # agreement across a gap is not consecutive
+            self._stale = f"no frame for {timestamp - self._last_t:.2f} s: the board may have changed unseen"
+        self._last_t = timestamp
         if not observation.valid:
             self._candidate, self._run = None, 0
             return FilterUpdate("no_observation", self._committed, reason=observation.reason)
@@ -146,16 +188,32 @@ class BoardFilter:
         seen = observation.filled
         if self._committed is not None and np.array_equal(seen, self._committed):
             self._candidate, self._run = None, 0
+            self._stable, self._links, self._stale = self._committed, 1, ""  # a flash back to it ends any chain
             return FilterUpdate("steady", self._committed)
         if self._candidate is not None and np.array_equal(seen, self._candidate):
             self._run += 1
         else:
             self._candidate, self._run, self._first_seen = seen.copy(), 1, timestamp
         if self._run < self.k:
-            return FilterUpdate("pending", self._committed)
+            return FilterUpdate("unsure" if self._stale else "pending", self._committed, reason=self._stale)
+        if self._run == self.k:
+            self._link(self._candidate)
         reason = "" if self._committed is None else _unexplained(self._committed, self._candidate)
-        if reason and self._run < self.resync_frames:
+        if reason and self._run < self.resync_frames and self._links < self.resync_links:
+            self._stale = reason
             return FilterUpdate("unsure", self._committed, reason=reason)
         latency_frames, latency_s = self._run - 1, timestamp - self._first_seen
+        previous = self._previous if reason and self._links >= self.resync_links else None
         self._committed, self._candidate, self._run = self._candidate, None, 0
-        return FilterUpdate("resynced" if reason else "committed", self._committed, latency_frames, latency_s, reason)
+        self._stable, self._links, self._stale = self._committed, 1, ""
+        status = "resynced" if reason else "committed"
+        return FilterUpdate(status, self._committed, latency_frames, latency_s, reason, previous)
+
+    def _link(self, board: np.ndarray) -> None:
+        """Note a board just seen ``k`` times in a row: the chain grows when one step of play
+        leads to it from the last stable board, and starts again from it otherwise."""
+        if self._stable is not None and np.array_equal(board, self._stable):
+            return
+        follows = self._stable is not None and not _unexplained(self._stable, board)
+        self._previous = self._stable if follows else None
+        self._stable, self._links = board, (self._links + 1 if follows else 1)

@@ -119,6 +119,48 @@ def test_a_line_clear_drops_the_rows_above_and_is_committed():
     assert np.array_equal(board_filter.committed, after)
 
 
+def _board(stack: np.ndarray, cells: list[tuple[int, int]]) -> np.ndarray:
+    board = stack.copy()
+    for x, y in cells:
+        board[y - 1, x - 1] = True
+    return board
+
+
+def test_a_stale_board_resyncs_once_three_stable_boards_follow_one_another_by_play():
+    board_filter = BoardFilter(2)  # resync_frames 30: level-10 play never holds a board that long
+    _feed(board_filter, [_seen([])] * 2)
+    stack = np.zeros((20, 10), dtype=bool)
+    stack[:2, :7] = True  # two rows locked while the camera was away
+    falling = [_board(stack, [(x, y - drop) for x, y in T_SPAWN]) for drop in range(4)]
+    updates = _feed(board_filter, [_seen(board) for board in falling for _ in range(3)], start=2)
+    assert [u.status for u in updates[:7]] == ["pending"] + ["unsure"] * 6
+    assert updates[7].status == "resynced" and "appeared at once" in updates[7].reason
+    assert np.array_equal(updates[7].board, falling[2])
+    assert updates[10].status == "committed" and np.array_equal(updates[10].board, falling[3])
+
+
+def test_boards_that_flash_back_to_the_committed_one_never_resync():
+    full = np.zeros((20, 10), dtype=bool)
+    full[:2, :] = True
+    full[2:4, :4] = True
+    blank = full.copy()
+    blank[:2, :] = False  # a line-clear animation blanking the full rows, the rows above not dropped
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen(full)] * 2)
+    updates = _feed(board_filter, [_seen(b) for b in [blank, blank, full, full] * 8], start=2)
+    assert {u.status for u in updates} == {"pending", "unsure", "steady"}
+
+
+def test_after_a_gap_in_the_frames_the_committed_board_is_not_vouched_for_until_the_next_commit():
+    board_filter = BoardFilter(2)
+    _feed(board_filter, [_seen([])] * 2)
+    moved = [(x + 1, y - 5) for x, y in T_SPAWN]
+    updates = _feed(board_filter, [_seen(moved)] * 2, start=31)  # one second after the last frame
+    assert updates[0].status == "unsure" and updates[0].reason.startswith("no frame for 1.00 s")
+    assert updates[1].status == "committed"
+    assert _feed(board_filter, [_seen(T_SPAWN)], start=33)[0].status == "pending"
+
+
 def test_bad_settings_are_a_clear_error():
     with pytest.raises(ValueError, match="at least 1"):
         BoardFilter(0)
