@@ -113,6 +113,7 @@ class PlanAhead:
             return
         was = before[0]
         if seen.y == was.y - 1:
+            self.model.fall_step.see_fall(seen.kind, seen.y, t_capture)
             self.timing.see_fall(t_capture, iteration_delay(self.model.level))
         if (seen.orientation, seen.x) != (was.orientation, was.x):
             down_t = self.effects.seen((was.orientation, was.x), (seen.orientation, seen.x), t_capture)

@@ -1,5 +1,7 @@
 """The ai's model of the game: the board it believes (the stack once its planned pieces have
-landed), lines, pieces, and the level it plays at.  No I/O, no clock."""
+landed), lines, pieces, and the level it plays at: the screen's if it shows one (and
+``play.level_from_screen``), else the one its gravity shows (services/ai_fall_step.py), else the
+initial level raised by the lines the ai counted.  No I/O, no clock."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Sequence
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import MAX_LEVEL, MIN_LEVEL
 from gamerig.games.tetris.rules import Rules, actual_level
+
+from .ai_fall_step import FallStep
 
 
 class GameModel:
@@ -21,6 +25,7 @@ class GameModel:
         self.lines = 0
         self.pieces = 0
         self.screen_level: int | None = None
+        self.fall_step = FallStep()
 
     @property
     def synced(self) -> bool:
@@ -29,10 +34,12 @@ class GameModel:
 
     @property
     def level(self) -> int:
-        """The level the screen shows (if configured and shown), else the initial level raised by the lines."""
+        """The level the screen shows (if configured and shown), else the one the falls show, else
+        the initial level raised by the lines."""
         if self.level_from_screen and self.screen_level is not None:
             return self.screen_level
-        return actual_level(self.lines, self.initial_level)
+        seen = self.fall_step.level()
+        return seen if seen is not None else actual_level(self.lines, self.initial_level)
 
     def see_level(self, level: object) -> None:
         """Note the level a frame showed (ignored unless 1..10)."""
@@ -58,6 +65,7 @@ class GameModel:
         self.board = None
         self.lines = 0
         self.pieces = 0
+        self.fall_step = FallStep()
 
 
 def rows_of(board: Board) -> list[str]:

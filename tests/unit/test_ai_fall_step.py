@@ -1,0 +1,61 @@
+"""The ai's level from the fall step its frames show, and its place in the game model."""
+
+from __future__ import annotations
+
+import random
+
+from gamerig.games.tetris.rules import Rules, iteration_delay
+from gamerig.services.ai_fall_step import MIN_SAMPLES, FallStep
+from gamerig.services.ai_model import GameModel
+
+FRAME_S = 1 / 60
+
+
+def _fall(step: FallStep, piece: str, rows: range, t0: float, level: int, jitter: random.Random) -> float:
+    """``piece`` seen falling through ``rows`` at ``level``'s step, each picture up to two frames late."""
+    t = t0
+    for row in rows:
+        t += iteration_delay(level)
+        step.see_fall(piece, row, t + jitter.choice((0.0, FRAME_S, 2 * FRAME_S)))
+    return t
+
+
+def test_the_level_is_the_one_whose_step_the_falls_show_despite_late_pictures() -> None:
+    step, jitter = FallStep(), random.Random(1)
+    t = _fall(step, "T", range(19, 19 - MIN_SAMPLES, -1), 0.0, 8, jitter)  # MIN_SAMPLES pictures: one interval short
+    assert step.level() is None
+    _fall(step, "T", range(19 - MIN_SAMPLES, 10, -1), t, 8, jitter)
+    assert step.level() == 8
+
+
+def test_falls_of_different_pieces_or_with_a_missed_row_are_no_sample() -> None:
+    step = FallStep()
+    t = 0.0
+    for piece in "TJLSZOI" * 2:  # one fall picture per piece: never two of one piece in a row
+        t += 0.15
+        step.see_fall(piece, 18, t)
+    for row in range(19, 5, -2):  # every other row: a tick between them was not seen
+        t += 0.3
+        step.see_fall("I", row, t)
+    assert step.level() is None
+
+
+def test_a_new_level_takes_over_within_a_few_falls() -> None:
+    step, jitter = FallStep(), random.Random(2)
+    t = _fall(step, "L", range(19, 5, -1), 0.0, 7, jitter)
+    assert step.level() == 7
+    _fall(step, "O", range(19, 5, -1), t, 8, jitter)
+    assert step.level() == 8
+
+
+def test_the_model_prefers_the_screen_then_the_falls_then_the_lines() -> None:
+    model = GameModel(Rules("standard", 10, 20), initial_level=5, level_from_screen=True)
+    model.lines = 55  # the ai's own count says level 6
+    assert model.level == 6
+    _fall(model.fall_step, "S", range(19, 5, -1), 0.0, 8, random.Random(3))
+    assert model.level == 8
+    model.see_level(9)
+    assert model.level == 9
+    model.new_game()
+    model.screen_level = None
+    assert model.level == 5
