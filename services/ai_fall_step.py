@@ -24,10 +24,11 @@ from statistics import median
 from gamerig.games.tetris.engine import MAX_LEVEL, MIN_LEVEL
 from gamerig.games.tetris.rules import iteration_delay
 
-#: Intervals the estimate is the median of ...
-SAMPLES = 9
-#: ... and how many it needs.
-MIN_SAMPLES = 5
+#: Intervals the estimate is the median of, and how many it needs: few, so a new level takes
+#: over within a piece or two (at level 5-7 a piece shows one or two intervals before its drop;
+#: with 9 and 5, timing stayed a level behind for several pieces after each level change).
+SAMPLES = 5
+MIN_SAMPLES = 3
 #: Two fall pictures further apart than this are not taken as consecutive ticks (the slowest step is 0.5 s).
 MAX_INTERVAL_S = 0.6
 
