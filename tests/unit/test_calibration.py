@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.calibration import MIN_SCORE, find_well, refine_corners
+from gamerig.games.tetris.calibration import MIN_SCORE, _edge_measurements, find_well, refine_corners
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
@@ -132,6 +132,21 @@ def test_refine_corners_does_not_shrink_an_open_well_of_cells_with_gaps():
         width = np.linalg.norm(fit.corners[1] - fit.corners[0]) + np.linalg.norm(fit.corners[2] - fit.corners[3])
         width_errors.append(0.5 * (width - np.linalg.norm(truth[1] - truth[0]) - np.linalg.norm(truth[2] - truth[3])))
     assert abs(np.mean(width_errors)) <= 1.0, width_errors
+
+
+def test_the_fits_first_round_leaves_out_an_edge_that_only_a_point_of_its_piece_shows():
+    """A dot in an empty cell (elektronika1986's "[.]") has an edge a few pixels long near a row
+    line; a lattice line's edge runs the piece's whole length.  The fit's first round weighs
+    the dot's piece 0 (about 20 such pieces held a top-left corner 7 px up on the dots)."""
+    gx, gy = np.zeros((300, 200), np.float32), np.zeros((300, 200), np.float32)
+    corners = np.array([[50.0, 50.0], [150.0, 50.0], [150.0, 250.0], [50.0, 250.0]])  # 10 px cells
+    gy[100, 70:80] = 1.0  # row line 5, the whole of cell 2
+    gy[130:132, 74:77] = 1.0  # a dot's edge near row line 8, in the middle of cell 2
+    for whole, dot_weighs in ((False, True), (True, False)):
+        pieces = _edge_measurements(gx, gy, corners, 10, 20, 0.45, whole=whole)
+        weight = {tuple(cell): w for cell, w in zip(pieces.cell, pieces.weight[:, 1])}
+        assert weight[(2.5, 5.0)] > 0.3
+        assert (weight[(2.5, 8.0)] > 0.1) == dot_weighs
 
 
 def test_refine_corners_scores_a_moved_camera_low(scenes):
