@@ -13,7 +13,8 @@ events just before the frame).
 
 Planning (services/ai_planner.py) starts from where the piece was observed, at that frame's capture
 time minus the view latency, and simulates the keys against gravity at the level (the screen's
-level when shown and ``play.level_from_screen``, else the initial level raised by the lines).
+level when shown and ``play.level_from_screen``, else the one the fall step shows, else the initial
+level raised by the lines: services/ai_model.py).
 ``plan.keys`` carries ``deadline_t`` (the latest time a key may go down: after it the piece would
 land by gravity first) and lifespan ``deadline_t - now``; ``predict.board`` the board after the
 placement and its clears, which the model believes at once.
