@@ -8,7 +8,7 @@ timed its keys to the wrong fall step: in a run with 2 % dropped presses, one le
 level 8 (0.2 s steps against 0.15 s) had the next pieces' first keys pressed before they spawned,
 mismatch after mismatch, and the game was lost.
 
-So the step is measured: when the same piece shows one row lower in two fall pictures in a row
+So the step is measured (services/ai_model.py weighs it against the lines): when the same piece shows one row lower in two fall pictures in a row
 (consecutive rows: no tick missed between them), their interval is a sample of the step.  The
 median of the last SAMPLES samples, once MIN_SAMPLES are in, names the level whose step
 (``rules.iteration_delay``) is nearest.  Samples are capture times, which bursts of frames jitter
@@ -46,6 +46,11 @@ class FallStep:
         if last is not None and last[0] == piece and last[1] == row + 1 and 0.0 < t_capture - last[2] <= MAX_INTERVAL_S:
             self._intervals.append(t_capture - last[2])
         self._last = (piece, row, t_capture)
+
+    def forget(self) -> None:
+        """Drop the samples: the level may just have changed (see services/ai_model.py)."""
+        self._intervals.clear()
+        self._last = None
 
     def level(self) -> int | None:
         """The level whose fall step the recent falls show; None until enough were seen."""

@@ -1,7 +1,10 @@
 """The ai's model of the game: the board it believes (the stack once its planned pieces have
 landed), lines, pieces, and the level it plays at: the screen's if it shows one (and
 ``play.level_from_screen``), else the one its gravity shows (services/ai_fall_step.py), else the
-initial level raised by the lines the ai counted.  No I/O, no clock."""
+initial level raised by the lines the ai counted.  Where the count says the level changes, the
+fall samples start again: at a boundary the count is right at once (if it has not drifted) while
+the falls would show the old step for a piece or two; and if it has drifted, the new samples
+soon show the game's real step, which then prevails.  No I/O, no clock."""
 
 from __future__ import annotations
 
@@ -57,8 +60,11 @@ class GameModel:
     def commit(self, predicted: Board, lines_cleared: int) -> None:
         """A placement was planned: believe its result."""
         self.board = predicted
+        counted = actual_level(self.lines, self.initial_level)
         self.lines += lines_cleared
         self.pieces += 1
+        if actual_level(self.lines, self.initial_level) != counted:
+            self.fall_step.forget()
 
     def new_game(self) -> None:
         """The game ended: forget the board (the next one observed is adopted) and the counts."""

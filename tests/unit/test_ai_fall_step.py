@@ -48,6 +48,17 @@ def test_a_new_level_takes_over_within_a_few_falls() -> None:
     assert step.level() == 8
 
 
+def test_where_the_lines_count_a_new_level_the_falls_start_again() -> None:
+    model = GameModel(Rules("standard", 10, 20), initial_level=5, level_from_screen=True)
+    model.lines = 49
+    t = _fall(model.fall_step, "S", range(19, 5, -1), 0.0, 5, random.Random(4))
+    assert model.level == 5
+    model.commit(model.board, 2)  # 51 lines: level 6 by the count, at once
+    assert model.level == 6
+    _fall(model.fall_step, "Z", range(19, 5, -1), t, 5, random.Random(5))  # but the game still falls at level 5
+    assert model.level == 5
+
+
 def test_the_model_prefers_the_screen_then_the_falls_then_the_lines() -> None:
     model = GameModel(Rules("standard", 10, 20), initial_level=5, level_from_screen=True)
     model.lines = 55  # the ai's own count says level 6
