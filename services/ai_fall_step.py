@@ -29,6 +29,10 @@ from gamerig.games.tetris.rules import iteration_delay
 #: with 9 and 5, timing stayed a level behind for several pieces after each level change).
 SAMPLES = 5
 MIN_SAMPLES = 3
+#: Every sample must lie within this share of the median: at level 10 (50 ms, three frames) a
+#: picture a frame or two late makes intervals of 33-83 ms, whose median can name level 9 (a bench
+#: run at level 10 lost its game when it did), so there the estimate abstains.
+AGREEMENT = 0.25
 #: Two fall pictures further apart than this are not taken as consecutive ticks (the slowest step is 0.5 s).
 MAX_INTERVAL_S = 0.6
 
@@ -57,4 +61,6 @@ class FallStep:
         if len(self._intervals) < MIN_SAMPLES:
             return None
         step = median(self._intervals)
+        if any(abs(interval - step) > AGREEMENT * step for interval in self._intervals):
+            return None  # pictures a frame or two late at a fast level: the lines' count decides
         return min(range(MIN_LEVEL, MAX_LEVEL + 1), key=lambda level: abs(iteration_delay(level) - step))

@@ -42,7 +42,8 @@ class GameModel:
         if self.level_from_screen and self.screen_level is not None:
             return self.screen_level
         seen = self.fall_step.level()
-        return seen if seen is not None else actual_level(self.lines, self.initial_level)
+        counted = actual_level(self.lines, self.initial_level)
+        return counted if seen is None else max(seen, self.initial_level)  # never below where the game began
 
     def see_level(self, level: object) -> None:
         """Note the level a frame showed (ignored unless 1..10)."""

@@ -28,6 +28,14 @@ def test_the_level_is_the_one_whose_step_the_falls_show_despite_late_pictures() 
     assert step.level() == 8
 
 
+def test_at_level_10_late_pictures_make_no_estimate_rather_than_a_wrong_one() -> None:
+    step, t = FallStep(), 0.0
+    for row, late_frames in zip(range(19, 5, -1), (0, 2, 0, 2, 1, 2, 0, 2, 0, 2, 0, 2, 0, 2)):
+        t += iteration_delay(10)
+        step.see_fall("I", row, t + late_frames * FRAME_S)
+    assert step.level() is None
+
+
 def test_falls_of_different_pieces_or_with_a_missed_row_are_no_sample() -> None:
     step = FallStep()
     t = 0.0
@@ -70,3 +78,5 @@ def test_the_model_prefers_the_screen_then_the_falls_then_the_lines() -> None:
     model.new_game()
     model.screen_level = None
     assert model.level == 5
+    _fall(model.fall_step, "S", range(19, 5, -1), 0.0, 3, random.Random(6))
+    assert model.level == 5  # a game never runs below its initial level
