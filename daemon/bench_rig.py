@@ -23,26 +23,25 @@ appeared since play began (or the game ends, or the time limit), stops everythin
 the start of play; see ``gamerigctl sim --help``).  Exit 0 after a run, 1 when the rig could not
 be brought up, 2 for bad options.
 
-Measured on the shared 2-core machine (simulator, gamerigd and its 4 services, and a helper's
-calibration runs at nice 19 beside them), seed 0, the gamerig player, keys 30/30 ms
+Measured at commit 7de89cb on the shared 2-core machine (simulator, gamerigd and its 4 services;
+a helper's calibration runs at nice 19 beside the first), seed 0, the gamerig player, keys 30/30 ms
 (configs/gamerig-sim.yaml), planning ahead on (the default, services/ai_ahead.py), 2026-12-03:
 
-- ``--pieces 1000 --level 10 --preview --json``: pieces 1000, lines 396, deadline_misses 2,
-  mismatches 0, resyncs 3, halts 2, max_halt_s 0.52, glass_to_key_ms p50 17.4 / p99 57.1,
-  lines_per_piece 0.396 vs headless 0.398, 403 s.  Both misses were pieces that fell out of reach
-  during a halt for late camera frames (a test run beside it took the cores).  19 of 1000 pieces
-  above 26.7 ms: 12 at 27-34 ms (at level 10 a fall step, 50 ms, is shorter than the relay's
-  press cycle, 63 ms: the first key cannot come sooner than ~13 ms after the spawn, the drop
-  before it timed just after a tick), 4 whose first key is a turn that waits for the first fall,
-  3 planned from sight (the first pieces, and after halts).
-- ``--pieces 300 --level 5 --preview --json``: pieces 300, lines 119, deadline_misses 0,
-  mismatches 0, resyncs 2, halts 1, glass_to_key_ms p50 8.0 / p99 305.3 (a piece whose placement
-  needs only turns in the spawn column cannot move before its first fall: 0.3 s at level 5),
-  lines_per_piece 0.3967 vs headless 0.3933, 168 s.
+- ``--pieces 1000 --level 10 --preview --json``: pieces 1000, lines 398, deadline_misses 0,
+  mismatches 0, resyncs 1, halts 0, glass_to_key_ms p50 7.4 / p99 13.0 (turn_first_pieces 1),
+  lines_per_piece 0.398 vs headless 0.398, 368 s.  Before this stop's camera fixes, the one miss
+  per run was a piece the camera's tracker did not name for 0.75 s (games/tetris/tracker.py).
+- ``--pieces 300 --level 5 --preview --json``: pieces 300, lines 118, deadline_misses 0,
+  mismatches 0, resyncs 2, halts 1, max_halt_s 0.06, glass_to_key_ms p50 7.7 / p99 306.9;
+  turn_first_pieces 15, glass_to_key_ms_p99_move_first 103.7 (a piece whose placement needs only
+  turns in the spawn column cannot turn before its first fall: 0.3 s at level 5; the slow moves
+  cluster where the level changes and after halts, when pieces are planned from sight);
+  lines_per_piece 0.3933 vs headless 0.3933, 161 s.
 - ``--pieces 300 --level 5 --preview --json --fault drop=0.02 --fault freeze=1@60 --fault
-  freeze=1@150``: all 300 pieces (the game goes on), lines 116, deadline_misses 3, mismatches 5
-  (each resynced), resyncs 9, halts 3, max_halt_s 1.49, lines_per_piece 0.3867 vs headless 0.3933
-  (98 %), 183 s.
+  freeze=1@150``, twice: all 300 pieces, lines 112, deadline_misses 4, mismatches 5 (each
+  resynced), halts 5, max_halt_s 1.02, lines_per_piece 0.3733 vs headless 0.3933 (95 %), 176 s;
+  and a game lost at piece 282 (level 10 by then: after the second freeze, a halt of 1.79 s,
+  lost drops that no correction could reach in time at 50 ms a row; 3 mismatches, 4 misses).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
