@@ -18,8 +18,8 @@ and the end-to-end tests start.
 4. Calibration through the daemon (``calibrate`` on the control socket, the camera service
    calibrating on live frames) from the well's true corners: the simulator's camera is seeded, so
    its homography is known here (:func:`true_corners`) and the camera service refines them.
-   The well looks empty, while pieces keep landing, so the preview changes (:meth:`SimRig.calibrate`).
-   From step 3 on, the board is kept clear (the simulator's calibration-mode ``clear``): the game
+   With the board kept clear the well looks empty while pieces keep landing, so the preview
+   changes (:meth:`SimRig.calibrate`).  From step 3 on, the board is kept clear (the simulator's calibration-mode ``clear``): the game
    runs unplayed until step 5, and at level 10 a start-up slowed by a loaded machine (30 s) let
    it top out before play began.
 5. The board is cleared again, the piece in play put back at the top, and ``play`` is sent; the

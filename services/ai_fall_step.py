@@ -8,10 +8,11 @@ timed its keys to the wrong fall step: in a run with 2 % dropped presses, one le
 level 8 (0.2 s steps against 0.15 s) had the next pieces' first keys pressed before they spawned,
 mismatch after mismatch, and the game was lost.
 
-So the step is measured (services/ai_model.py weighs it against the lines): when the same piece shows one row lower in two fall pictures in a row
-(consecutive rows: no tick missed between them), their interval is a sample of the step.  The
-median of the last SAMPLES samples, once MIN_SAMPLES are in, names the level whose step
-(``rules.iteration_delay``) is nearest.  Samples are capture times, which bursts of frames jitter
+So the step is measured (services/ai_model.py weighs it against the lines): when the same piece
+shows one row lower in two fall pictures in a row (consecutive rows: no tick missed between
+them), their interval is a sample of the step.  The median of the last SAMPLES samples, once
+MIN_SAMPLES are in and all agree with it, names the level whose step (``rules.iteration_delay``)
+is nearest.  Samples are capture times, which bursts of frames jitter
 by a frame or two; the levels' steps are 50 ms apart, which a median of several tells apart.
 Pure: the caller gives the times.
 """

@@ -42,8 +42,9 @@ class GameModel:
         if self.level_from_screen and self.screen_level is not None:
             return self.screen_level
         seen = self.fall_step.level()
-        counted = actual_level(self.lines, self.initial_level)
-        return counted if seen is None else max(seen, self.initial_level)  # never below where the game began
+        if seen is None:
+            return actual_level(self.lines, self.initial_level)
+        return max(seen, self.initial_level)  # a game never runs below the level it began at
 
     def see_level(self, level: object) -> None:
         """Note the level a frame showed (ignored unless 1..10)."""

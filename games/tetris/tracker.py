@@ -50,8 +50,8 @@ from the stack), and a tetromino appearing while nothing vanished is clearly new
 ``spawn`` (the piece hidden in the stack locked: no ``landed`` for it, its type is unknown).
 A resync that ends the filter's chain of play comes with the stable board before it: when the
 accepted state does not explain the resynced board, the stack is re-read from that one and the
-resynced board explained from it, so the piece that moved
-between the two is found at once (after an outage at level 10: 3 frames sooner).
+resynced board explained from it, so the piece that moved between the two is found at once
+(after an outage at level 10: 3 frames sooner).
 On the first board seen, a lone tetromino in the spawn area, apart from the other cells, is a
 piece that has just spawned: a ``spawn``, the rest is the stack.  Anything else on the first
 board is read as stack, a lone tetromino lower down too: it may have landed already, and a
