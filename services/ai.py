@@ -64,6 +64,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +179,15 @@ class AiService(PlanAhead):
         active = self.active
         if active is not None and not active.finished:
             active.board_before = board.copy()
-            predicted, _ = self.planner.settle(board, active.placement)
+            landing = self.planner.landing(board, active.placement)
+            if landing is not None and landing.y != active.placement.y:
+                # The stack under it differs: the same turns and column land elsewhere, and the
+                # closed loop steers (and checks the time left) towards where it lands now.
+                active.placement = landing
+                active.plan = replace(active.plan, target=replace(active.plan.target, y=landing.y))
+            predicted, cleared = self.planner.settle(board, active.placement)
+            self.model.lines += cleared - active.lines_cleared
+            active.predicted, active.lines_cleared = predicted, cleared
             self.model.board = predicted
             self._publish_prediction(active.root, predicted)
 

@@ -47,7 +47,7 @@ from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece
 from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, check_keys, plan_keys
 from gamerig.games.tetris.pieces import orientation_count
-from gamerig.games.tetris.placements import Placement, kind_of, placement_from_row
+from gamerig.games.tetris.placements import Placement, enumerate_placements, kind_of, placement_from_row
 from gamerig.games.tetris.players import Player
 from gamerig.games.tetris.rules import iteration_delay
 
@@ -206,6 +206,14 @@ class Planner:
         order = np.argsort(-ratings[: max(n, 0)], kind="stable")
         others = [placement_from_row(chosen.piece, out[i], rules) for i in order if ratings[i] > kernel.NEG_INF]
         return [chosen] + [p for p in others if (p.rotations, p.x) != (chosen.rotations, chosen.x)][:MAX_ALTERNATIVES]
+
+    def landing(self, board: Board, placement: Placement) -> Placement | None:
+        """``placement``'s turns and column on ``board``: where the piece lands there (a resync can
+        change the stack under a piece in play), or None if the rules no longer reach it."""
+        for found in enumerate_placements(board, placement.piece, self.rules):
+            if (found.rotations, found.x) == (placement.rotations, placement.x):
+                return found
+        return None
 
     def settle(self, board: Board, placement: Placement) -> tuple[Board, int]:
         """The board after ``placement`` lands and its rows clear, and how many rows cleared."""

@@ -77,6 +77,7 @@ class World:
         self.lose_next_key_of: str | None = None
         self.lose_next_drop = False
         self.lost: list[str] = []
+        self.resync_mid_piece: Board | None = None  # the stack the next planned piece will find instead
 
     # ---- the ai's side ---------------------------------------------------------------------
 
@@ -104,6 +105,14 @@ class World:
                 self.lose_next_key_of = None
             if lose_drop:
                 self.lose_next_drop = False
+            if self.resync_mid_piece is not None and "." not in message.body["plan_id"]:
+                self.resync_under_piece(self.resync_mid_piece)
+
+    def resync_under_piece(self, stack: Board) -> None:
+        """The stack changes under the piece in play and the watchdog tells the ai at once."""
+        self.game.board = stack.copy()
+        self.control.publish("wd.resync", {"reason": "test", "board": stack.to_rows()})
+        self.resync_mid_piece = None
 
     # ---- the machine's side ----------------------------------------------------------------
 
@@ -244,6 +253,17 @@ def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
     world.run(pieces=2, timeout=25.0)
     for root, board in world.landings[-2:]:
         assert world.predictions[root] == board, f"plan {root} after the resync landed elsewhere"
+
+
+def test_a_resync_while_a_piece_is_in_play_steers_it_onto_the_new_stack(world: World) -> None:
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=1, timeout=20.0)
+    world.resync_mid_piece = Board.from_rows(["#.#######.", "##.######.", "###.#####.", "####.####."], 10, 20)
+    world.run(pieces=2, timeout=25.0)
+    assert world.resync_mid_piece is None, "no plan came: the test did not exercise the resync"
+    for root, board in world.landings[-2:]:
+        assert world.predictions[root] == board, f"plan {root} landed elsewhere than the ai predicted"
 
 
 def test_a_lost_drop_is_pressed_again_not_taken_for_the_next_piece(world: World) -> None:
