@@ -21,6 +21,10 @@ chain), a well filling at game over adds a row at a time, a still misread repeat
 Until the next commit, the frames after an unexplained board, or after a gap in the frames
 longer than ``gap_s`` (an outage; a frozen camera's repeats keep their first capture time, so
 its end is such a gap), are "unsure" rather than "pending": the committed board is stale then.
+The first commit after a gap is "resynced" (with the gap as its reason) even when one step of play
+would explain it: pieces may have landed and spawned unseen, and a reader that cannot follow the
+change (after a 1 s freeze at level 10 a piece had locked and the next was half-way down) re-reads
+the stack at once instead of waiting out its own timeout, which cost 0.75 s of blindness.
 
 Pure: timestamps come in with the observations.
 """
@@ -47,10 +51,10 @@ class FilterUpdate:
 
     #: steady: same as committed; pending: a change not yet seen k times; committed: the change
     #: was just committed; resynced: a change no move explains was committed after staying
-    #: stable for ``resync_frames`` or ending a chain of play (``reason`` says what was
-    #: unexplained); unsure: a stable change no move explains, or a cell read without
-    #: confidence, or (until the next commit) a frame after such a change or after a gap in the
-    #: frames; no_observation: a frame recognition refused.
+    #: stable for ``resync_frames`` or ending a chain of play, or the first commit after a gap
+    #: in the frames (``reason`` says what was unexplained, or the gap); unsure: a stable change
+    #: no move explains, or a cell read without confidence, or (until the next commit) a frame
+    #: after such a change or after a gap in the frames; no_observation: a frame recognition refused.
     status: Status
     #: The committed board (rows x cols bool, bottom row first); None before the first commit.
     board: np.ndarray | None
@@ -165,6 +169,7 @@ class BoardFilter:
         self._links = 0  # stable boards in a row, up to _stable, each one step of play from the one before
         self._previous: np.ndarray | None = None  # the link before _stable, if it is one
         self._stale = ""  # why the committed board may be stale, until the next commit
+        self._gap = ""  # a gap in the frames since the last commit (its reason)
         self._last_t: float | None = None
 
     @property
@@ -176,7 +181,7 @@ class BoardFilter:
         """Feed one frame's observation, captured at ``timestamp`` seconds."""
         if self._last_t is not None and timestamp - self._last_t > self.gap_s:
             self._candidate, self._run = None, 0  # agreement across a gap is not consecutive
-            self._stale = f"no frame for {timestamp - self._last_t:.2f} s: the board may have changed unseen"
+            self._stale = self._gap = f"no frame for {timestamp - self._last_t:.2f} s: the board may have changed unseen"
         self._last_t = timestamp
         if not observation.valid:
             self._candidate, self._run = None, 0
@@ -188,7 +193,7 @@ class BoardFilter:
         seen = observation.filled
         if self._committed is not None and np.array_equal(seen, self._committed):
             self._candidate, self._run = None, 0
-            self._stable, self._links, self._stale = self._committed, 1, ""  # a flash back to it ends any chain
+            self._stable, self._links, self._stale, self._gap = self._committed, 1, "", ""  # a flash back to it ends any chain
             return FilterUpdate("steady", self._committed)
         if self._candidate is not None and np.array_equal(seen, self._candidate):
             self._run += 1
@@ -206,6 +211,7 @@ class BoardFilter:
         previous = self._previous if reason and self._links >= self.resync_links else None
         self._committed, self._candidate, self._run = self._candidate, None, 0
         self._stable, self._links, self._stale = self._committed, 1, ""
+        reason, self._gap = reason or self._gap, ""
         status = "resynced" if reason else "committed"
         return FilterUpdate(status, self._committed, latency_frames, latency_s, reason, previous)
 

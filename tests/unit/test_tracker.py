@@ -282,6 +282,26 @@ def test_a_stack_met_mid_game_is_reread_and_the_hidden_falling_piece_found_when_
     assert _kinds(screen.events) == [("landed", "O"), ("spawn", "T")]
 
 
+def test_after_a_camera_outage_the_piece_that_spawned_unseen_is_followed_at_its_next_fall():
+    # a 1 s freeze at level 10: the O locked and the S fell half-way down while no frame came
+    screen = Screen(FixedPieces("OSI", repeat=False))
+    screen.act(FALL)
+    screen.act(FALL)
+    assert screen.updates[-1].falling is not None and screen.updates[-1].falling.name == "O"
+    screen.hold = 0
+    while screen.game.pieces < 1:
+        screen.act(FALL)
+    for _ in range(6):
+        screen.act(FALL)  # the S spawns and falls
+    screen.time += 1.0
+    screen.hold = 2
+    screen.act(FALL)
+    assert screen.updates[-1].status == "unsure" and "no frame for" in screen.updates[-1].reason  # re-read at once
+    screen.act(FALL)  # the S moves: found (not after the tracker's own resync_s of blindness)
+    assert screen.updates[-1].status == "tracking" and screen.updates[-1].falling.name == "S"
+    assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
+
+
 def test_a_piece_apart_in_the_spawn_area_of_the_first_board_is_a_spawn():
     screen = Screen(FixedPieces("LOT", repeat=False))
     _move(screen, [LEFT] * 4)
