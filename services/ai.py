@@ -27,7 +27,10 @@ camera's tracker can report a piece it lost where it last saw it, even in ok fra
 (orientation and column): part ``<root>.1`` = [drop].  Off target, once frames have agreed on it for
 CORRECTION_EVIDENCE_S (a lagging frame looks just like a lost key): a correction from the observed
 position to the same target, itself closed loop while another confirmation fits (at most
-MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  If no frame confirms the piece
+MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of reach
+from there (or a lost drop cannot be pressed again in time), the piece is planned again from where it
+is, to the best placement still in reach, at worst its drop where it is, with a new prediction: at
+level 10 a piece left to fall unpredicted cost a mismatch, and runs of them halted play.  If no frame confirms the piece
 by the time its plan assumed for the drop (the camera lost the piece, or sends only unsure frames),
 the drop goes unconfirmed, as the open loop would have pressed it; but not before a frame that can
 confirm it has had time to come, while the drop's deadline allows (services/ai_blind_drop.py: a
@@ -376,7 +379,8 @@ class AiService(PlanAhead):
         again = not on_target and active.corrections < MAX_CORRECTIONS
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
         if plan is None:
-            self._give_up(active, f"no time left to correct from {(seen.orientation, seen.x, seen.y)}")
+            if not self._retarget(active, seen, t_state):
+                self._give_up(active, f"no time left to correct from {(seen.orientation, seen.x, seen.y)}")
             return
         if on_target:
             self.counters.confirmations += 1
@@ -387,6 +391,26 @@ class AiService(PlanAhead):
         active.plan, active.part = plan, active.part + 1
         active.relay_done, active.last_down_t = False, None
         self._send(active, t_state)
+
+    def _retarget(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
+        """Off target (a lost key) with no time left to reach the target: plan the piece again from
+        where it is, to the best placement still in reach (at worst its drop where it is), rather
+        than let it fall unpredicted (the watchdog's mismatch, a resync, and at level 10 a run of
+        them halted play).  False if not even the drop is in time."""
+        board, level = active.board_before, active.level
+        decision = self.planner.decide(board, seen, active.next_piece, level, t_state) or self.planner.drop_in_place(board, seen, level, t_state)
+        if decision is None:
+            return False
+        self.counters.retargets += 1
+        log.info("plan %s: out of reach from %s, retargeted to %s", active.part_id, (seen.orientation, seen.x, seen.y), decision.placement)
+        self.model.lines += decision.lines_cleared - active.lines_cleared
+        self.model.board = decision.predicted
+        active.placement, active.predicted, active.lines_cleared = decision.placement, decision.predicted, decision.lines_cleared
+        active.plan, active.part, active.start = decision.plan, active.part + 1, (seen.y, t_state)
+        active.relay_done, active.last_down_t, active.suspect = False, None, None
+        self._publish_prediction(active.root, decision.predicted)
+        self._send(active, t_state)
+        return True
 
     def _send(self, active: PieceInPlay, t_state: float) -> None:
         """Publish the part ``active.plan``, its deadline counted from ``t_state``."""
@@ -482,7 +506,8 @@ class AiService(PlanAhead):
         self._discard_ahead("the drop before it was lost")
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=moved_by_plan_ahead)
         if plan is None:
-            log.warning("plan %s: its drop was lost and gravity lands it first", active.part_id)
+            if not self._retarget(active, seen, t_state):
+                log.warning("plan %s: its drop was lost and gravity lands it first", active.part_id)
             return
         self.counters.drop_retries += 1
         log.info("plan %s: its drop was lost, pressing it again from %s", active.part_id, (seen.orientation, seen.x, seen.y))
@@ -521,7 +546,7 @@ class AiService(PlanAhead):
         c = self.counters
         recent = sorted(c.plan_ms)
         self.service.stats = {
-            "plans": c.plans, "corrections": c.corrections, "confirmations": c.confirmations, "deferred": c.deferred,
+            "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "confirmations": c.confirmations, "deferred": c.deferred,
             "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "timed_drops": c.timed_drops, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,

@@ -44,7 +44,7 @@ import numpy as np
 
 from gamerig.games.tetris import kernel
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece
+from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece, fits
 from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, check_keys, plan_keys
 from gamerig.games.tetris.pieces import orientation_count
 from gamerig.games.tetris.placements import Placement, enumerate_placements, kind_of, placement_from_row
@@ -90,7 +90,7 @@ class PieceDecision:
     plan: KeyPlan
     predicted: Board
     lines_cleared: int
-    alternative: int  # 0: the player's choice; n: the n-th best one-piece placement instead
+    alternative: int  # 0: the player's choice; n: the n-th best one-piece placement instead; -1: dropped where it is
     elapsed_s: float
 
 
@@ -206,6 +206,20 @@ class Planner:
         order = np.argsort(-ratings[: max(n, 0)], kind="stable")
         others = [placement_from_row(chosen.piece, out[i], rules) for i in order if ratings[i] > kernel.NEG_INF]
         return [chosen] + [p for p in others if (p.rotations, p.x) != (chosen.rotations, chosen.x)][:MAX_ALTERNATIVES]
+
+    def drop_in_place(self, board: Board, start: FallingPiece, level: int, t_state: float) -> PieceDecision | None:
+        """``start`` dropped where it is (no turn, no move): the placement that is always quickest,
+        for a piece nothing else can reach in time; None if even its drop comes too late."""
+        began = self.clock()
+        landed = start
+        while fits(board, landed.moved(0, -1).cells(), above_allowed=True):
+            landed = landed.moved(0, -1)
+        plan = self.keys_to(board, start, landed, level, t_state, confirm_again=False)
+        if plan is None:
+            return None
+        placement = Placement(start.kind, start.orientation - 1, start.x, landed.y, self.rules.spawn_x)
+        predicted, cleared = self.settle(board, placement)
+        return PieceDecision(placement, plan, predicted, cleared, -1, self.clock() - began)
 
     def landing(self, board: Board, placement: Placement) -> Placement | None:
         """``placement``'s turns and column on ``board``: where the piece lands there (a resync can

@@ -65,6 +65,7 @@ class Counters:
 
     plans: int = 0
     corrections: int = 0
+    retargets: int = 0  # off target and out of reach: planned again from where the piece was
     confirmations: int = 0
     deferred: int = 0
     blind_drops: int = 0

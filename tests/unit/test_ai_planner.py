@@ -53,3 +53,22 @@ def test_turns_in_the_spawn_column_wait_for_the_first_fall(planner: Planner) -> 
     )
     assert plan is not None and plan.keys == ("rotate", "rotate") and plan.down_s is not None
     assert plan.down_s[0] == pytest.approx(STEP + 0.009)
+
+
+def test_a_piece_nothing_else_reaches_in_time_is_dropped_where_it_is(planner: Planner) -> None:
+    low_t = FallingPiece("T", 2, 3, 6)
+    decision = planner.drop_in_place(Board(10, 20), low_t, 5, 0.0)
+    assert decision is not None and decision.plan.keys == ("drop",) and decision.plan.final
+    floor_y = low_t.y - (min(y for _, y in low_t.cells()) - 1)  # its lowest cell on row 1
+    assert (decision.placement.orientation, decision.placement.x, decision.placement.y) == (2, 3, floor_y)  # straight down
+    assert {(x, y) for x in range(1, 11) for y in range(1, 21) if decision.predicted[x, y]} == set(low_t.moved(0, floor_y - low_t.y).cells())
+    assert planner.drop_in_place(Board(10, 20), low_t, 5, -10.0) is None  # seen 10 s ago: it has landed by now
+
+
+def test_a_placement_is_landed_again_on_a_stack_that_changed_under_it(planner: Planner) -> None:
+    decision = planner.decide(Board(10, 20), FallingPiece("O", 1, RULES.spawn_x, RULES.spawn_y - 1), None, 5, 0.0)
+    assert decision is not None
+    stack = Board.from_rows(["." * 10] * 17 + ["#########."] * 3)
+    moved = planner.landing(stack, decision.placement)
+    assert moved is not None and (moved.rotations, moved.x) == (decision.placement.rotations, decision.placement.x)
+    assert moved.y == decision.placement.y + 3  # on the three rows now under it
