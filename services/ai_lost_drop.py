@@ -11,14 +11,22 @@ time to spawn, it shows the same letter, lower than the piece was ever seen befo
 camera that lost the piece can repeat it where it last saw it: no evidence of anything), and where
 the next piece cannot be: the preview said the next piece is another letter, or the piece is not
 in the spawn orientation and column, or it is lower than a piece spawned since the drop could have
-fallen.  Pure: the caller gives the times.
+fallen.
+
+While the drop was lost, the keys of the plan made ahead for the next piece went on moving this
+one; the frame that shows it still falling was taken before the latest of them acted (the view
+latency is two keys at the relay's cadence), so the drop is pressed again from the pose those keys
+led to (``pose_after``): from the frame's pose the moves back came one column short (a level-10
+run lost its game after three such landings).  Pure: the caller gives the times and keys.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import LEFT, RIGHT, ROTATE, FallingPiece, fits
 from gamerig.games.tetris.rules import Rules
 
 
@@ -45,3 +53,14 @@ def still_falling(
     spawn_pose = seen.orientation == 1 and seen.x == rules.spawn_x
     rows_a_new_piece_fell = int(since_drop / fall_step_s) + 1
     return not (spawn_pose and seen.y >= rules.spawn_y - rows_a_new_piece_fell)
+
+
+def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> FallingPiece:
+    """Where the piece ``seen`` is once ``keys`` acted: each move or turn only if the piece fits
+    there, as the game applies them; other keys and the falls meanwhile are left out."""
+    pose = seen
+    for key in keys:
+        moved = {LEFT: pose.moved(-1, 0), RIGHT: pose.moved(1, 0), ROTATE: pose.rotated()}.get(key)
+        if moved is not None and fits(board, moved.cells()):
+            pose = moved
+    return pose

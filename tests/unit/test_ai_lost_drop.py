@@ -3,9 +3,10 @@ next piece, a stale frame and a frame from before the drop acted."""
 
 from __future__ import annotations
 
+from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
 from gamerig.games.tetris.rules import Rules
-from gamerig.services.ai_lost_drop import DroppedPiece, still_falling
+from gamerig.services.ai_lost_drop import DroppedPiece, pose_after, still_falling
 
 RULES = Rules()
 STEP = 0.3  # level 5's fall step
@@ -36,3 +37,13 @@ def test_no_verdict_without_fresh_evidence() -> None:
     assert not still_falling(DROPPED, too_early, 10.0 + STEP / 2, next_piece="S", rules=RULES, fall_step_s=STEP)
     other_letter = FallingPiece("S", 1, RULES.spawn_x, RULES.spawn_y)
     assert not still_falling(DROPPED, other_letter, 11.0, next_piece="S", rules=RULES, fall_step_s=STEP)
+
+
+def test_the_keys_a_frame_does_not_show_yet_are_applied_where_the_piece_fits() -> None:
+    board = Board(10, 20)
+    board[2, 14] = 1  # a cell the third left would run into
+    seen = FallingPiece("L", 2, 5, 13)
+    assert pose_after(board, seen, ["left"]) == FallingPiece("L", 2, 4, 13)
+    assert pose_after(board, seen, ["left", "left", "left", "drop"]) == pose_after(board, seen, ["left", "left"])
+    assert pose_after(board, seen, ["rotate", "right"]) == FallingPiece("L", 3, 6, 13)
+    assert pose_after(board, seen, []) == seen
