@@ -66,6 +66,7 @@ import logging
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +94,8 @@ SPAWN_PREVIEW_WAIT_S = 0.03
 MAX_CORRECTIONS = 2
 #: A drop key the game never got (a dropped press) is pressed again at most this often per piece.
 MAX_DROP_RETRIES = 2
+#: Keys remembered from relay.key: more than a view latency's worth at the relay's cadence.
+RECENT_KEYS = 16
 #: How long frames must agree that the piece is off target before a correction is sent: the real
 #: camera's "ok" frames were seen lagging the game by 0.25 s, which looks just like a lost key.
 CORRECTION_EVIDENCE_S = 0.1
@@ -118,6 +121,7 @@ class AiService(PlanAhead):
         self.pending: PendingSpawn | None = None
         self.next_piece: tuple[str | None, int] = (None, -1)  # (piece, frame_seq)
         self.counters = Counters()
+        self.recent_keys: deque[tuple[str, float]] = deque(maxlen=RECENT_KEYS)  # (key, down_t), from relay.key
         self.last_plan_id: str | None = None
         self._root_prefix = f"{os.getpid()}-"
         self._roots = 0
@@ -284,7 +288,7 @@ class AiService(PlanAhead):
         must be later than its effect, and its drop lets the next piece's plan go."""
         down_t = float(body["down_t"])
         self.effects.pressed(body["key"], down_t)
-        self.recent_keys.append((str(body["plan_id"]), body["key"], down_t))
+        self.recent_keys.append((body["key"], down_t))
         if down_t >= self.last_key_down_t:
             self.last_key_down_t, self.last_key = down_t, body["key"]
         active = self._piece_of(body["plan_id"])
@@ -329,7 +333,7 @@ class AiService(PlanAhead):
         assert board is not None
         self.deferred = self.skipped = self.active = None
         next_piece = self.next_piece[0] if self.next_piece[1] >= seq else None
-        if self._promote_ahead(start, seq, t_seen, t_state, next_piece):
+        if self._promote_ahead(start, seq, t_seen, next_piece):
             return
         level = self.model.level
         decision = self.planner.decide(board, start, next_piece, level, t_state)
@@ -505,7 +509,7 @@ class AiService(PlanAhead):
         # supersedes it at the relay) and confirm the piece's pose by a fresh frame before the drop.
         moved_by_plan_ahead = self.ahead is not None
         self._discard_ahead("the drop before it was lost")
-        not_shown = [key for _, key, down_t in self.recent_keys if down_t + self.settings.key_latency_s > t_state]
+        not_shown = [key for key, down_t in self.recent_keys if down_t + self.settings.key_latency_s > t_state]
         seen = pose_after(active.board_before, seen, not_shown)
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=moved_by_plan_ahead)
         if plan is None:

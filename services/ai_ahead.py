@@ -17,9 +17,7 @@ The piece spawns on a gravity tick, so its first fall comes a fall step after th
 waits for that fall (``key_t``) while the column moves go first.  Not planned ahead: the first
 pieces, until the timing is learned, and pieces whose keys cannot finish in time.
 
-The piece is adopted when the camera shows it, if it appeared when predicted and where the keys
-of its part that had acted by then took it (a spawn a tick or two late, after a lost drop the
-piece before landed by gravity, can look on time; its first keys went elsewhere); only then is its
+The piece is adopted when the camera shows it, if it appeared when predicted; only then is its
 prediction published (the watchdog checks each landing against the newest prediction for that
 letter) and the model advanced.  A piece that appeared at another time (a lost drop, a missed
 spawn), a halt, a pause or a resync discards the plan made ahead: the piece is planned from sight,
@@ -36,15 +34,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Iterable
 from typing import Any
 
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
 from gamerig.games.tetris.rules import iteration_delay
 
-from .ai_lost_drop import pose_after
 from .ai_model import GameModel
 from .ai_planner import PieceDecision, Planner
 from .ai_settings import AiSettings
@@ -62,8 +57,6 @@ FIRST_KEY_MARGIN_S = 0.01
 PRESS_OVERHEAD_S = 0.003
 #: From publishing a plan to the relay being able to press it.
 BUS_MARGIN_S = 0.003
-#: Keys remembered from relay.key: more than a view latency's worth at the relay's cadence.
-RECENT_KEYS = 16
 #: The camera's first picture of a piece planned ahead may come this much more than a fall step
 #: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
 #: piece is taken to have appeared at another time than predicted.
@@ -89,7 +82,6 @@ class PlanAhead:
     last_seen: tuple[FallingPiece, int] | None  # the frame before's falling piece (if ok) and frame_seq
     last_key_down_t: float  # the relay's latest press ...
     last_key: str | None  # ... and its key
-    recent_keys: deque[tuple[str, str, float]]  # (plan_id, key, down_t) of the latest relay.key reports
     #: The next piece, chosen ahead on the board after the piece in play: (root of the piece in
     #: play, its board, level, decision), sent once the relay reports that piece's drop.
     ahead_choice: tuple[str, Board, int, PieceDecision] | None
@@ -101,7 +93,6 @@ class PlanAhead:
         self.last_seen = None
         self.last_key_down_t = -float("inf")
         self.last_key = None
-        self.recent_keys = deque(maxlen=RECENT_KEYS)
         self.ahead_choice = None
         self.ahead = None
 
@@ -224,12 +215,12 @@ class PlanAhead:
         else:
             self.ahead = None
 
-    def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, t_state: float, next_piece: str | None) -> bool:
-        """A new piece is seen: if it is the one sent ahead, appeared when predicted and shows the
-        keys that must have acted by then (``t_state``), it becomes the piece in play (its
-        prediction is published now); also when seen later, if its keys are all pressed and it
-        shows at their target (the camera may not tell a piece for a while: it was steered home,
-        and planning it again from where it is could only miss).  False: plan it from sight."""
+    def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, next_piece: str | None) -> bool:
+        """A new piece is seen: if it is the one sent ahead and appeared when predicted, it becomes
+        the piece in play (its prediction is published now); also when seen later, if its keys are
+        all pressed and it shows at their target (the camera may not tell a piece for a while: it
+        was steered home, and planning it again from where it is could only miss).  False: plan it
+        from sight."""
         ahead = self.ahead
         if ahead is None or ahead.piece != seen.kind:
             return False
@@ -246,10 +237,6 @@ class PlanAhead:
             self.counters.ahead_discarded += 1
             log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
             return False
-        if not steered_home and not self._shows_its_keys(ahead, seen, t_state):
-            self.counters.ahead_discarded += 1
-            log.info("plan %s: piece %s seen at %s, not where its keys took it: planned from sight", ahead.root, seen.kind, (seen.orientation, seen.x))
-            return False
         assert ahead.predicted is not None
         ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
         self.active = ahead
@@ -262,33 +249,11 @@ class PlanAhead:
             self._prepare_ahead(ahead)
         return True
 
-    def _shows_its_keys(self, ahead: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
-        """Whether ``seen`` (the frame shows the game at ``t_state``) is where the keys of the part
-        sent ahead that had acted by then took it.  A spawn a tick or two later than predicted can
-        look on time (the camera names a piece up to a row down), and then its first keys went to
-        the piece before it (whose drop was lost) or between the two: steering on, the closed loop
-        took the frames of the piece, higher than its keys assumed, for stale ones and dropped it
-        unconfirmed where it was."""
-        rules = self.settings.rules
-        spawned = FallingPiece(ahead.piece, 1, rules.spawn_x, rules.spawn_y)
-        acted_by = t_state - self.settings.key_latency_s - self.timing.frame_s
-        return shows_keys(ahead.board_before, spawned, seen, self.recent_keys, ahead.root, acted_by)
-
     def _discard_ahead(self, why: str) -> None:
         if self.ahead is not None:
             self.counters.ahead_discarded += 1
             log.info("plan %s made ahead discarded: %s", self.ahead.root, why)
         self.ahead = self.ahead_choice = None
-
-
-def shows_keys(
-    board: Board, spawned: FallingPiece, seen: FallingPiece, pressed: Iterable[tuple[str, str, float]], plan_id: str, acted_by: float
-) -> bool:
-    """Whether ``seen`` has the turn and column that the keys of ``plan_id`` pressed (``pressed``:
-    (plan_id, key, down_t)) no later than ``acted_by`` lead to from ``spawned``."""
-    acted = [key for part, key, down_t in pressed if part == plan_id and down_t <= acted_by]
-    expected = pose_after(board, spawned, acted)
-    return (expected.orientation, expected.x) == (seen.orientation, seen.x)
 
 
 def first_fall(level: int) -> tuple[float, float]:
