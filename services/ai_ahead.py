@@ -239,6 +239,14 @@ class PlanAhead:
             return False
         assert ahead.predicted is not None
         ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
+        t_state = t_seen - self.settings.view_latency_s
+        start_y, spawn_t = ahead.start
+        if start_y - seen.y < int((t_state - spawn_t) / step):
+            # Higher than the predicted spawn allows: it came a tick or two late (the piece before
+            # lost its drop and landed by gravity), and its first keys went elsewhere.  Its frames
+            # are fresh from this one on; reckoned from the predicted spawn, the closed loop took
+            # every one for a stale repeat and dropped the piece unconfirmed where it was.
+            ahead.start = (seen.y, t_state)
         self.active = ahead
         self.following = False
         self.model.commit(ahead.predicted, ahead.lines_cleared)
