@@ -239,14 +239,7 @@ class PlanAhead:
             return False
         assert ahead.predicted is not None
         ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
-        t_state = t_seen - self.settings.view_latency_s
-        start_y, spawn_t = ahead.start
-        if start_y - seen.y < int((t_state - spawn_t) / step):
-            # Higher than the predicted spawn allows: it came a tick or two late (the piece before
-            # lost its drop and landed by gravity), and its first keys went elsewhere.  Its frames
-            # are fresh from this one on; reckoned from the predicted spawn, the closed loop took
-            # every one for a stale repeat and dropped the piece unconfirmed where it was.
-            ahead.start = (seen.y, t_state)
+        ahead.start = confirm_from(ahead.start, seen.y, t_seen - self.settings.view_latency_s, step)
         self.active = ahead
         self.following = False
         self.model.commit(ahead.predicted, ahead.lines_cleared)
@@ -262,6 +255,19 @@ class PlanAhead:
             self.counters.ahead_discarded += 1
             log.info("plan %s made ahead discarded: %s", self.ahead.root, why)
         self.ahead = self.ahead_choice = None
+
+
+def confirm_from(start: tuple[int, float], seen_y: int, t_state: float, fall_step_s: float) -> tuple[int, float]:
+    """Where the closed loop reckons a piece planned ahead from: its predicted ``start`` (spawn
+    row, spawn time), unless the frame that first shows it (row ``seen_y`` at ``t_state``) has it
+    higher than the falls since allow: it came a tick or two late (the piece before lost its drop
+    and landed by gravity) and its first keys went elsewhere.  Then that frame: reckoned from the
+    predicted spawn, every frame of it looked like a stale repeat, and the closed loop dropped it
+    unconfirmed where the astray keys had left it."""
+    start_y, spawn_t = start
+    if start_y - seen_y < int((t_state - spawn_t) / fall_step_s):
+        return (seen_y, t_state)
+    return start
 
 
 def first_fall(level: int) -> tuple[float, float]:
