@@ -23,25 +23,31 @@ appeared since play began (or the game ends, or the time limit), stops everythin
 the start of play; see ``gamerigctl sim --help``).  Exit 0 after a run, 1 when the rig could not
 be brought up, 2 for bad options.
 
-Measured at commit 7de89cb on the shared 2-core machine (simulator, gamerigd and its 4 services;
-a helper's calibration runs at nice 19 beside the first), seed 0, the gamerig player, keys 30/30 ms
-(configs/gamerig-sim.yaml), planning ahead on (the default, services/ai_ahead.py), 2026-12-03:
+Measured at commit 16dcbda on the shared 2-core machine (simulator, gamerigd and its 4 services),
+seed 0, the gamerig player, keys 30/30 ms (configs/gamerig-sim.yaml), planning ahead on (the
+default, services/ai_ahead.py), 2026-12-03:
 
 - ``--pieces 1000 --level 10 --preview --json``: pieces 1000, lines 398, deadline_misses 0,
-  mismatches 0, resyncs 1, halts 0, glass_to_key_ms p50 7.4 / p99 13.0 (turn_first_pieces 1),
-  lines_per_piece 0.398 vs headless 0.398, 368 s.  Before this stop's camera fixes, the one miss
-  per run was a piece the camera's tracker did not name for 0.75 s (games/tetris/tracker.py).
+  mismatches 1 (the second piece of play; resynced), resyncs 3, halts 1 (max 0.057 s),
+  glass_to_key_ms p50 7.2 / p99 14.2 (turn_first_pieces 0), lines_per_piece 0.398 vs headless
+  0.398, 369 s.
 - ``--pieces 300 --level 5 --preview --json``: pieces 300, lines 118, deadline_misses 0,
-  mismatches 0, resyncs 2, halts 1, max_halt_s 0.06, glass_to_key_ms p50 7.7 / p99 306.9;
-  turn_first_pieces 15, glass_to_key_ms_p99_move_first 103.7 (a piece whose placement needs only
+  mismatches 0, resyncs 2, halts 1, max_halt_s 0.06, glass_to_key_ms p50 7.7 / p99 306.0;
+  turn_first_pieces 15, glass_to_key_ms_p99_move_first 76.5 (a piece whose placement needs only
   turns in the spawn column cannot turn before its first fall: 0.3 s at level 5; the slow moves
-  cluster where the level changes and after halts, when pieces are planned from sight);
-  lines_per_piece 0.3933 vs headless 0.3933, 161 s.
+  are the first piece after some level changes and after a halt, planned from sight; 23.8 in a
+  run at 37cc231 without the halt, 103.7 before it); lines_per_piece 0.3933 vs headless 0.3933,
+  157 s.
 - ``--pieces 300 --level 5 --preview --json --fault drop=0.02 --fault freeze=1@60 --fault
-  freeze=1@150``, twice: all 300 pieces, lines 112, deadline_misses 4, mismatches 5 (each
-  resynced), halts 5, max_halt_s 1.02, lines_per_piece 0.3733 vs headless 0.3933 (95 %), 176 s;
-  and a game lost at piece 282 (level 10 by then: after the second freeze, a halt of 1.79 s,
-  lost drops that no correction could reach in time at 50 ms a row; 3 mismatches, 4 misses).
+  freeze=1@150``, three runs: each lost its game in the level-10 phase, at pieces 256, 274 and
+  262; max_halt_s 1.03-1.04 (a freeze's halt was 1.8 s at level 10 before 108702f); lines per
+  piece 0.356, 0.361 and 0.359 against headless 0.391, 0.394 and 0.393 (91-92 %); mismatches
+  4-8, each resynced.  At level 10 (50 ms a row) the correction loop (the view latency, frames
+  agreeing, the key again, a confirming frame: ~0.5 s) rarely fits, so nearly every lost key
+  misplaces its piece, and the stack climbs.  The same faults from level 10 (``--level 10
+  --pieces 200 --fault drop=0.02 --fault freeze=1@20 --fault freeze=1@50``): at 2359b12 seed 2
+  played all 200 (0.37 vs 0.385) and seed 1 lost at 101 (47 before 2359b12 and 73d8907); at
+  108702f seed 0 played all 200 (0.39 vs 0.39; 119 before 4e13daa and 108702f).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone

@@ -27,10 +27,11 @@ camera's tracker can report a piece it lost where it last saw it, even in ok fra
 (orientation and column): part ``<root>.1`` = [drop].  Off target, once frames have agreed on it for
 CORRECTION_EVIDENCE_S (a lagging frame looks just like a lost key): a correction from the observed
 position to the same target, itself closed loop while another confirmation fits (at most
-MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of reach
-from there (or a lost drop cannot be pressed again in time), the piece is planned again from where it
-is, to the best placement still in reach, at worst its drop where it is, with a new prediction: at
-level 10 a piece left to fall unpredicted cost a mismatch, and runs of them halted play.  If no frame confirms the piece
+MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of
+reach from there (or a lost drop cannot be pressed again in time), the piece is planned again from
+where it is, to the best placement still in reach, at worst its drop where it is, with a new
+prediction: at level 10 a piece left to fall unpredicted cost a mismatch, and runs of them halted
+play.  If no frame confirms the piece
 by the time its plan assumed for the drop (the camera lost the piece, or sends only unsure frames),
 the drop goes unconfirmed, as the open loop would have pressed it; but not before a frame that can
 confirm it has had time to come, while the drop's deadline allows (services/ai_blind_drop.py: a
