@@ -80,7 +80,7 @@ from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
 from .ai_blind_drop import ConfirmWait, blind_drop_due
-from .ai_lost_drop import DroppedPiece, pose_after, still_falling
+from .ai_lost_drop import DroppedPiece, pose_after, pose_since_drop, still_falling
 from .ai_model import GameModel, rows_of
 from .ai_planner import Planner
 from .ai_settings import AiSettings
@@ -504,14 +504,13 @@ class AiService(PlanAhead):
         can go down before gravity lands the piece; otherwise it lands where it falls."""
         active.lowest_y = seen.y
         active.drop_retries += 1
-        active.dropped_at = None  # until the relay presses the drop again
+        dropped_at, active.dropped_at = active.dropped_at, None  # until the relay presses the drop again
         # The next piece's plan made ahead went to the relay with this drop: its keys have been moving
         # this piece, and the frame may not show the latest of them yet.  Drop that plan (this part
         # supersedes it at the relay) and confirm the piece's pose by a fresh frame before the drop.
         moved_by_plan_ahead = self.ahead is not None
         self._discard_ahead("the drop before it was lost")
-        not_shown = [key for key, down_t in self.recent_keys if down_t + self.settings.key_latency_s > t_state]
-        seen = pose_after(active.board_before, seen, not_shown)
+        seen = self._pose_now(active, seen, t_state, dropped_at)
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=moved_by_plan_ahead)
         if plan is None:
             if not self._retarget(active, seen, t_state):
@@ -522,6 +521,18 @@ class AiService(PlanAhead):
         active.plan, active.part = plan, active.part + 1
         active.relay_done, active.last_down_t = False, None
         self._send(active, t_state)
+
+    def _pose_now(self, active: PieceInPlay, seen: FallingPiece, t_state: float, dropped_at: float | None) -> FallingPiece:
+        """Where the piece whose drop was lost is now: ``seen`` is a frame old, and the keys of the
+        next piece's plan went on moving it (services/ai_lost_drop.py)."""
+        board, target = active.board_before, active.plan.target
+        if dropped_at is not None:
+            since = [key for key, down_t in self.recent_keys if down_t > dropped_at]
+            at_drop = FallingPiece(active.piece, target.orientation, target.x, seen.y)
+            now = pose_since_drop(board, seen, at_drop, since)
+            if now is not None:
+                return now
+        return pose_after(board, seen, [key for key, down_t in self.recent_keys if down_t + self.settings.key_latency_s > t_state])
 
     def _give_up(self, active: PieceInPlay, why: str) -> None:
         active.finished = True

@@ -16,8 +16,12 @@ fallen.
 While the drop was lost, the keys of the plan made ahead for the next piece went on moving this
 one; the frame that shows it still falling was taken before the latest of them acted (the view
 latency is two keys at the relay's cadence), so the drop is pressed again from the pose those keys
-led to (``pose_after``): from the frame's pose the moves back came one column short (a level-10
-run lost its game after three such landings).  Pure: the caller gives the times and keys.
+led to: from the frame's pose the moves back came one column short (a level-10 run lost its game
+after three such landings).  The keys since the drop, applied to the pose the drop was pressed in,
+give that pose (``pose_since_drop``) when the frame shows one of the poses along the way; else the
+keys the frame's time says it cannot show yet are applied to the frame's pose (``pose_after``: the
+frame's time is known only to within a key, which put a piece one column too far).  Pure: the
+caller gives the times and keys.
 """
 
 from __future__ import annotations
@@ -64,3 +68,17 @@ def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> Falling
         if moved is not None and fits(board, moved.cells()):
             pose = moved
     return pose
+
+
+def pose_since_drop(board: Board, seen: FallingPiece, at_drop: FallingPiece, keys: Sequence[str]) -> FallingPiece | None:
+    """Where the piece is once ``keys`` (every key pressed since its lost drop, in order) acted,
+    from ``at_drop`` (its pose when the drop went down), if the frame's pose ``seen`` is one of the
+    poses along the way (the frame lags the keys by an unknown number of them); None if it is
+    none (the piece was not where its plan put it): then only the frame's timing can tell."""
+    pose, along = at_drop, [at_drop]
+    for key in keys:
+        pose = pose_after(board, pose, [key])
+        along.append(pose)
+    if all((p.orientation, p.x) != (seen.orientation, seen.x) for p in along):
+        return None
+    return FallingPiece(pose.kind, pose.orientation, pose.x, seen.y)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
 from gamerig.games.tetris.rules import Rules
-from gamerig.services.ai_lost_drop import DroppedPiece, pose_after, still_falling
+from gamerig.services.ai_lost_drop import DroppedPiece, pose_after, pose_since_drop, still_falling
 
 RULES = Rules()
 STEP = 0.3  # level 5's fall step
@@ -47,3 +47,15 @@ def test_the_keys_a_frame_does_not_show_yet_are_applied_where_the_piece_fits() -
     assert pose_after(board, seen, ["left", "left", "left", "drop"]) == pose_after(board, seen, ["left", "left"])
     assert pose_after(board, seen, ["rotate", "right"]) == FallingPiece("L", 3, 6, 13)
     assert pose_after(board, seen, []) == seen
+
+
+def test_the_keys_since_the_drop_give_the_pose_whatever_the_frame_lags() -> None:
+    at_drop = FallingPiece("S", 2, 5, 16)  # on target when its drop went down, and the drop was lost
+    since = ["right", "right", "right"]  # the next piece's plan, pressed on it
+    for shown in (5, 6, 7, 8):  # the frame shows some of them
+        assert pose_since_drop(Board(10, 20), FallingPiece("S", 2, shown, 13), at_drop, since) == FallingPiece("S", 2, 8, 13)
+
+
+def test_a_frame_no_key_since_the_drop_explains_gives_no_pose() -> None:
+    at_drop = FallingPiece("S", 2, 5, 16)
+    assert pose_since_drop(Board(10, 20), FallingPiece("S", 1, 3, 13), at_drop, ["right"]) is None
