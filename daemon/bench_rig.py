@@ -39,15 +39,17 @@ default, services/ai_ahead.py), 2026-12-03:
   run at 37cc231 without the halt, 103.7 before it); lines_per_piece 0.3933 vs headless 0.3933,
   157 s.
 - ``--pieces 300 --level 5 --preview --json --fault drop=0.02 --fault freeze=1@60 --fault
-  freeze=1@150``, three runs: each lost its game in the level-10 phase, at pieces 256, 274 and
-  262; max_halt_s 1.03-1.04 (a freeze's halt was 1.8 s at level 10 before 108702f); lines per
-  piece 0.356, 0.361 and 0.359 against headless 0.391, 0.394 and 0.393 (91-92 %); mismatches
-  4-8, each resynced.  At level 10 (50 ms a row) the correction loop (the view latency, frames
-  agreeing, the key again, a confirming frame: ~0.5 s) rarely fits, so nearly every lost key
-  misplaces its piece, and the stack climbs.  The same faults from level 10 (``--level 10
-  --pieces 200 --fault drop=0.02 --fault freeze=1@20 --fault freeze=1@50``): at 2359b12 seed 2
-  played all 200 (0.37 vs 0.385) and seed 1 lost at 101 (47 before 2359b12 and 73d8907); at
-  108702f seed 0 played all 200 (0.39 vs 0.39; 119 before 4e13daa and 108702f).
+  freeze=1@150``, at 5b43dab, three runs: all 300 pieces once (lines per piece 0.3933 vs headless
+  0.3933, mismatches 4, resyncs 8, halts 3, max_halt_s 1.026, deadline_misses 0); the others lost
+  their games in the level-10 phase, at pieces 247 and 297 (0.352 vs 0.389 and 0.364 vs 0.397,
+  90.6 % and 91.5 %; max_halt_s 1.18 and 1.05).  At 16dcbda, before the lost drop's piece was
+  placed by the keys since its drop, three runs lost at 256, 274 and 262 (91-92 %).  A freeze's
+  halt was 1.8 s at level 10 before 108702f.  At level 10 (50 ms a row) the correction loop (the
+  view latency, frames agreeing, the key again, a confirming frame: ~0.5 s) rarely fits, so a lost
+  move key misplaces its piece; the mismatches left are mostly such landings, each resynced.  The
+  same faults from level 10 (``--level 10 --pieces 200 --fault drop=0.02 --fault freeze=1@20
+  --fault freeze=1@50``) at 5b43dab: seed 0 all 200 (0.39 vs 0.39, 2 mismatches), seed 1 all 200
+  (0.40 vs 0.39, 1 mismatch); seed 1 had lost at 47 before 73d8907 and 2359b12.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
