@@ -227,14 +227,20 @@ def test_missing_file_is_reported_and_retried(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is not installed, so there is no X server to capture")
 def test_x11_region_of_an_xvfb_screen(tmp_path: Path) -> None:
-    display = f":{90 + os.getpid() % 100}"
+    # -displayfd: Xvfb takes a free display and writes its number, so tests running beside ours on
+    # a shared machine cannot hand us their server (a display number of our own choosing did once)
+    read_end, write_end = os.pipe()
     xvfb = subprocess.Popen(
-        ["Xvfb", display, "-screen", "0", "320x240x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "320x240x24", "-nolisten", "tcp"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        pass_fds=(write_end,),
     )
+    os.close(write_end)
     try:
-        assert wait_until(lambda: Path(f"/tmp/.X11-unix/X{display[1:]}").exists(), timeout=5.0)
+        with os.fdopen(read_end) as numbers:
+            display = f":{numbers.readline().strip()}"
+        assert display != ":", "Xvfb did not start"
         with open_source(f"x11://{display}/10,20,100,50?fps=20", backoff=FAST_RETRY) as source:
             first = source.read(timeout=3.0)
             second = source.read(timeout=3.0)
