@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import LEFT, RIGHT, ROTATE, FallingPiece, fits
+from gamerig.games.tetris.engine import LEFT, RIGHT, ROTATE, FallingPiece, after_key
 from gamerig.games.tetris.rules import Rules
 
 
@@ -64,9 +64,8 @@ def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> Falling
     there, as the game applies them; other keys and the falls meanwhile are left out."""
     pose = seen
     for key in keys:
-        moved = {LEFT: pose.moved(-1, 0), RIGHT: pose.moved(1, 0), ROTATE: pose.rotated()}.get(key)
-        if moved is not None and fits(board, moved.cells()):
-            pose = moved
+        if key in (LEFT, RIGHT, ROTATE):
+            pose = after_key(board, pose, key)
     return pose
 
 
@@ -75,10 +74,10 @@ def pose_since_drop(board: Board, seen: FallingPiece, at_drop: FallingPiece, key
     from ``at_drop`` (its pose when the drop went down), if the frame's pose ``seen`` is one of the
     poses along the way (the frame lags the keys by an unknown number of them); None if it is
     none (the piece was not where its plan put it): then only the frame's timing can tell."""
-    pose, along = at_drop, [at_drop]
+    along = [at_drop]
     for key in keys:
-        pose = pose_after(board, pose, [key])
-        along.append(pose)
+        along.append(pose_after(board, along[-1], [key]))
+    pose = along[-1]
     if all((p.orientation, p.x) != (seen.orientation, seen.x) for p in along):
         return None
     return FallingPiece(pose.kind, pose.orientation, pose.x, seen.y)

@@ -44,7 +44,7 @@ import numpy as np
 
 from gamerig.games.tetris import kernel
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece, fits
+from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece, after_key
 from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, check_keys, plan_keys
 from gamerig.games.tetris.pieces import orientation_count
 from gamerig.games.tetris.placements import Placement, enumerate_placements, kind_of, placement_from_row
@@ -211,9 +211,7 @@ class Planner:
         """``start`` dropped where it is (no turn, no move): the placement that is always quickest,
         for a piece nothing else can reach in time; None if even its drop comes too late."""
         began = self.clock()
-        landed = start
-        while fits(board, landed.moved(0, -1).cells(), above_allowed=True):
-            landed = landed.moved(0, -1)
+        landed = after_key(board, start, DROP)
         plan = self.keys_to(board, start, landed, level, t_state, confirm_again=False)
         if plan is None:
             return None

@@ -90,6 +90,17 @@ class FallingPiece:
         return replace(self, orientation=self.orientation % orientation_count(self.kind) + 1)
 
 
+def after_key(board: Board, piece: FallingPiece, key: Key) -> FallingPiece:
+    """Where ``key`` takes ``piece`` on ``board``: a turn or a move only if the piece fits there
+    (else it stays), a drop straight down to where it comes to rest."""
+    if key == DROP:
+        while fits(board, piece.moved(0, -1).cells()):
+            piece = piece.moved(0, -1)
+        return piece
+    moved = piece.rotated() if key == ROTATE else piece.moved(-1 if key == LEFT else 1, 0)
+    return moved if fits(board, moved.cells()) else piece
+
+
 def fits(board: Board, cells: tuple[Cell, ...], above_allowed: bool = False) -> bool:
     """True if every cell is inside the board and empty (Fahey's IsGoalAcceptable).
 
@@ -215,17 +226,8 @@ class Game:
             raise NotDefinedByRules("the simplified rules have no keys; use place_directly()")
         if self.over or self.piece is None:
             return []
-        if key == "drop":
-            while fits(self.board, self.piece.moved(0, -1).cells()):
-                self.piece = self.piece.moved(0, -1)
-            return self._land()
-        if key == "rotate":
-            moved = self.piece.rotated()
-        else:
-            moved = self.piece.moved(-1 if key == "left" else 1, 0)
-        if fits(self.board, moved.cells()):
-            self.piece = moved
-        return []
+        self.piece = after_key(self.board, self.piece, key)
+        return self._land() if key == DROP else []
 
     def place_directly(self, rotations: int, x: int) -> list[Event]:
         """Simplified rules: drop the piece in play, turned ``rotations`` times, straight down at column ``x``.
