@@ -81,8 +81,9 @@ from gamerig.games.tetris.rules import iteration_delay
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
 from .ai_blind_drop import ConfirmWait, blind_drop_due
 from .ai_lost_drop import DroppedPiece, pose_after, pose_since_drop, still_falling
+from .ai_lost_key import end_if_one_key_lost
 from .ai_model import GameModel, rows_of
-from .ai_planner import Planner
+from .ai_planner import KeyPlan, Planner
 from .ai_settings import AiSettings
 from .ai_state import Counters, PendingSpawn, PieceInPlay, falling_piece, piece_name
 from .lifecycle import Service, service_main
@@ -100,6 +101,8 @@ RECENT_KEYS = 16
 #: How long frames must agree that the piece is off target before a correction is sent: the real
 #: camera's "ok" frames were seen lagging the game by 0.25 s, which looks just like a lost key.
 CORRECTION_EVIDENCE_S = 0.1
+#: Frames that must agree that a key of the part in play was lost before it is corrected early.
+LOST_KEY_FRAMES = 2
 SUBSCRIPTIONS = ("obs.event", "obs.frame", "wd.", "ctl.", "relay.key", "relay.done")
 
 
@@ -281,6 +284,7 @@ class AiService(PlanAhead):
             return
         if body["ok"]:
             active.relay_done = True
+            self._correct_lost_key(active)
         elif not active.finished:
             self._give_up(active, f"relay: {body.get('reason')}")
 
@@ -363,25 +367,57 @@ class AiService(PlanAhead):
         self.counters.plans += 1
 
     def _confirm(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
-        """Closed loop: once the frame shows the piece after the last key, drop it or correct it."""
-        if active.finished or not active.relay_done:
+        """Closed loop: once the frame shows the piece after the last key, drop it or correct it;
+        before that, a frame may show that one of the part's keys was lost."""
+        if active.finished:
             return
-        if active.last_down_t is not None and t_state < active.last_down_t + self.settings.key_latency_s:
-            return  # this frame was taken before the last key reached the game
         start_y, start_t = active.start
         # Fresh evidence only: the piece must show lower than where this part was planned from, by
         # at least the whole fall steps since (the next fall came within a step).  The camera's
         # tracker can go on reporting a piece it lost where it last saw it, even in "ok" frames.
         if start_y - seen.y < max(1, int((t_state - start_t) / iteration_delay(active.level))):
             return
+        if not active.relay_done or (active.last_down_t is not None and t_state < active.last_down_t + self.settings.key_latency_s):
+            self._watch_keys(active, seen, t_state)  # this frame may be from before the last key acted
+            return
         pose = (seen.orientation, seen.x)
         on_target = pose == (active.plan.target.orientation, active.plan.target.x)
         if not on_target:
             if active.suspect is None or active.suspect[0] != pose:
                 active.suspect = (pose, t_state)
-            if t_state - active.suspect[1] < CORRECTION_EVIDENCE_S:
+            if t_state - active.suspect[1] < self._evidence_s(active.level):
                 return
-        active.suspect = None
+        self._correct(active, seen, t_state, on_target)
+
+    def _watch_keys(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
+        """A frame while the part's keys may still be acting: if its pose shows one of them was lost
+        (services/ai_lost_key.py) in LOST_KEY_FRAMES frames, correct from where the keys leave the
+        piece as soon as the relay is done, without waiting for the closed loop's frames."""
+        end = end_if_one_key_lost(active.board_before, active.plan.start, active.plan.keys, seen)
+        if end is None:
+            return
+        before = active.lost_key
+        agreed = before[2] + 1 if before is not None and (before[0].orientation, before[0].x) == (end.orientation, end.x) else 1
+        active.lost_key = (end, t_state, agreed)
+        self._correct_lost_key(active)
+
+    def _correct_lost_key(self, active: PieceInPlay) -> None:
+        """Once the relay is done with a part that frames showed lost a key: correct from its end."""
+        if active.finished or not active.relay_done or active.lost_key is None or active.lost_key[2] < LOST_KEY_FRAMES:
+            return
+        end, t_state, _ = active.lost_key
+        self.counters.lost_keys += 1
+        log.info("plan %s: a key was lost, correcting from %s", active.part_id, (end.orientation, end.x, end.y))
+        self._correct(active, end, t_state, on_target=False)
+
+    def _evidence_s(self, level: int) -> float:
+        """How long frames must agree that the piece is off target: CORRECTION_EVIDENCE_S, or one
+        fall step if shorter (a frame that lags more than a step shows the piece too high to count)."""
+        return min(CORRECTION_EVIDENCE_S, iteration_delay(level))
+
+    def _correct(self, active: PieceInPlay, seen: FallingPiece, t_state: float, on_target: bool) -> None:
+        """The piece is at ``seen`` once the part's keys acted: its drop if on target, else the keys
+        back to the target (closed loop again while corrections are left), else a new target."""
         again = not on_target and active.corrections < MAX_CORRECTIONS
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
         if plan is None:
@@ -394,9 +430,7 @@ class AiService(PlanAhead):
             active.corrections += 1
             self.counters.corrections += 1
             active.start = (seen.y, t_state)
-        active.plan, active.part = plan, active.part + 1
-        active.relay_done, active.last_down_t = False, None
-        self._send(active, t_state)
+        self._send_next(active, plan, t_state)
 
     def _retarget(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
         """Off target (a lost key) with no time left to reach the target: plan the piece again from
@@ -412,11 +446,16 @@ class AiService(PlanAhead):
         self.model.lines += decision.lines_cleared - active.lines_cleared
         self.model.board = decision.predicted
         active.placement, active.predicted, active.lines_cleared = decision.placement, decision.predicted, decision.lines_cleared
-        active.plan, active.part, active.start = decision.plan, active.part + 1, (seen.y, t_state)
-        active.relay_done, active.last_down_t, active.suspect = False, None, None
+        active.start = (seen.y, t_state)
         self._publish_prediction(active.root, decision.predicted)
-        self._send(active, t_state)
+        self._send_next(active, decision.plan, t_state)
         return True
+
+    def _send_next(self, active: PieceInPlay, plan: KeyPlan, t_state: float) -> None:
+        """Make ``plan`` the piece's next part and send it."""
+        active.plan, active.part = plan, active.part + 1
+        active.relay_done, active.last_down_t, active.suspect, active.lost_key = False, None, None, None
+        self._send(active, t_state)
 
     def _send(self, active: PieceInPlay, t_state: float) -> None:
         """Publish the part ``active.plan``, its deadline counted from ``t_state``."""
@@ -429,7 +468,7 @@ class AiService(PlanAhead):
         wait = ConfirmWait(last_down_t, start_y, start_t, active.lowest_y, suspect_t, active.deadline_t)
         settings = self.settings
         return blind_drop_due(
-            wait, iteration_delay(active.level), settings.key_interval_s, settings.confirm_delay_s, CORRECTION_EVIDENCE_S, self._press_cycle_s()
+            wait, iteration_delay(active.level), settings.key_interval_s, settings.confirm_delay_s, self._evidence_s(active.level), self._press_cycle_s()
         )
 
     def _drop_blind(self, active: PieceInPlay) -> None:
@@ -518,9 +557,7 @@ class AiService(PlanAhead):
             return
         self.counters.drop_retries += 1
         log.info("plan %s: its drop was lost, pressing it again from %s", active.part_id, (seen.orientation, seen.x, seen.y))
-        active.plan, active.part = plan, active.part + 1
-        active.relay_done, active.last_down_t = False, None
-        self._send(active, t_state)
+        self._send_next(active, plan, t_state)
 
     def _pose_now(self, active: PieceInPlay, seen: FallingPiece, t_state: float, dropped_at: float | None) -> FallingPiece:
         """Where the piece whose drop was lost is now: ``seen`` is a frame old, and the keys of the
@@ -565,7 +602,7 @@ class AiService(PlanAhead):
         c = self.counters
         recent = sorted(c.plan_ms)
         self.service.stats = {
-            "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "confirmations": c.confirmations, "deferred": c.deferred,
+            "plans": c.plans, "corrections": c.corrections, "lost_keys": c.lost_keys, "retargets": c.retargets, "confirmations": c.confirmations, "deferred": c.deferred,
             "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "timed_drops": c.timed_drops, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,

@@ -77,6 +77,7 @@ class KeyPlan:
     final: bool
     deadline_s: float
     check: KeyCheck
+    start: FallingPiece  # where the keys were planned from
     #: When each key may go down at the earliest (relative to t_state), if some must wait for
     #: more than the relay's cadence (a turn after the first fall); None: each as soon as it can.
     down_s: tuple[float, ...] | None = None
@@ -156,7 +157,7 @@ class Planner:
         at_spawn = detour and start.x == target.x and start.y == self.rules.spawn_y
         if in_place and not (at_spawn and confirm_again and self.settings.closed_loop):
             verdict = check_keys(board, self.rules, start, (DROP,), target, timing)
-            return self._plan(target, verdict, final=True, latency=latency, timing=timing) if verdict.ok else None
+            return self._plan(start, target, verdict, final=True, latency=latency, timing=timing) if verdict.ok else None
         timings = [timing]
         if first_fall_s is not None and start.y == self.rules.spawn_y and not in_place:
             timings.append(replace(timing, turn_not_before_s=first_fall_s[1]))
@@ -175,8 +176,8 @@ class Planner:
             closed_timing = replace(timing, drop_delay_s=self.settings.confirm_delay_s)
             closed = check_keys(board, self.rules, start, verdict.keys, target, closed_timing)
             if closed.ok:
-                return self._plan(target, closed, final=False, latency=latency, timing=closed_timing)
-        return self._plan(target, verdict, final=True, latency=latency, timing=timing)
+                return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
+        return self._plan(start, target, verdict, final=True, latency=latency, timing=timing)
 
     def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
         """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""
@@ -187,11 +188,11 @@ class Planner:
                 return verdict
         return None
 
-    def _plan(self, target: FallingPiece, verdict: KeyCheck, final: bool, latency: float, timing: KeyTiming) -> KeyPlan:
+    def _plan(self, start: FallingPiece, target: FallingPiece, verdict: KeyCheck, final: bool, latency: float, timing: KeyTiming) -> KeyPlan:
         keys = verdict.keys if final else verdict.keys[:-1]
         waits = timing.turn_not_before_s > timing.first_key_s and ROTATE in keys
         down_s = tuple(t - latency for t in timing.key_times(keys)) if waits else None
-        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict, down_s)
+        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict, start, down_s)
 
     def _candidates(self, board: Board, chosen: Placement) -> list[Placement]:
         """The player's choice, then the other placements by the player's one-piece rating."""

@@ -41,6 +41,9 @@ class PieceInPlay:
     #: Off target in a frame: (orientation, x) and the t_state it was first seen so; a correction
     #: waits until frames have agreed for CORRECTION_EVIDENCE_S.
     suspect: tuple[tuple[int, int], float] | None = None
+    #: A frame's pose that only a lost key of the part explains (services/ai_lost_key.py): where the
+    #: part's keys leave the piece (the frame's row), the frame's t_state, and how many frames agreed.
+    lost_key: tuple[FallingPiece, float, int] | None = None
     finished: bool = False  # the drop was sent, or the loop gave up
     next_piece: str | None = None  # the preview's piece while this one was in play
     predicted: Board | None = None  # the board after its placement
@@ -65,6 +68,7 @@ class Counters:
 
     plans: int = 0
     corrections: int = 0
+    lost_keys: int = 0  # corrections sent early: a frame showed a key of the part was lost
     retargets: int = 0  # off target and out of reach: planned again from where the piece was
     confirmations: int = 0
     deferred: int = 0

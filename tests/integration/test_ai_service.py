@@ -76,10 +76,21 @@ class World:
         self.landings: list[tuple[str | None, list[str]]] = []  # (the root planned last, the board after)
         self.lose_next_key_of: str | None = None
         self.lose_next_drop = False
+        self.lose_first_key_before_another = False  # of the next plan whose later keys differ from its first
         self.lost: list[str] = []
+        self.ai_stats: dict = {}
         self.resync_mid_piece: Board | None = None  # the stack the next planned piece will find instead
 
     # ---- the ai's side ---------------------------------------------------------------------
+
+    def wait_stat(self, name: str, at_least: int, timeout: float = 3.0) -> int:
+        """The ai's heartbeat figure ``name`` once it reaches ``at_least`` (or what it is at the timeout)."""
+        deadline = time.monotonic() + timeout
+        while self.ai_stats.get(name, 0) < at_least and time.monotonic() < deadline:
+            message = self.inbox.receive(0.1)
+            if message is not None:
+                self.take(message)
+        return int(self.ai_stats.get(name, 0))
 
     def wait_heartbeat(self, state: str) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -91,20 +102,26 @@ class World:
         raise AssertionError(f"the ai never reported {state}")
 
     def take(self, message: Message) -> None:
-        if message.topic == "predict.board":
+        if message.topic == "hb.ai":
+            self.ai_stats = message.body["stats"]
+        elif message.topic == "predict.board":
             self.predictions[message.body["plan_id"]] = message.body["board"]
         elif message.topic == "plan.keys":
             self.plans.append(message.body)
             start = max(time.monotonic(), message.body.get("start_t", -float("inf")))  # as the relay does
             lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
             lose_drop = self.lose_next_drop and "drop" in message.body["keys"]
+            moves = [key for key in message.body["keys"] if key != "drop"]
+            lose_first = self.lose_first_key_before_another and len(set(moves)) >= 2
             for i, key in enumerate(message.body["keys"]):
-                lost = (lose and i == 1) or (lose_drop and key == "drop")
+                lost = (lose and i == 1) or (lose_drop and key == "drop") or (lose_first and i == 0)
                 self.keys.append((start + i * (HOLD_MS + GAP_MS) / 1000, message.body["plan_id"], key, lost))
             if lose:
                 self.lose_next_key_of = None
             if lose_drop:
                 self.lose_next_drop = False
+            if lose_first:
+                self.lose_first_key_before_another = False
             if self.resync_mid_piece is not None and "." not in message.body["plan_id"]:
                 self.resync_under_piece(self.resync_mid_piece)
 
@@ -278,3 +295,15 @@ def test_a_lost_drop_is_pressed_again_not_taken_for_the_next_piece(world: World)
     assert [p["keys"][-1] for p in parts].count("drop") >= 2, parts  # the drop, then the drop again
     for root, board in world.landings[-3:]:
         assert world.predictions[root] == board, f"plan {root} landed elsewhere"
+
+
+def test_a_key_lost_early_in_a_part_is_corrected_as_soon_as_the_part_ends(world: World) -> None:
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=1, timeout=20.0)
+    world.lose_first_key_before_another = True  # its loss shows once the next, different key does
+    world.run(pieces=3, timeout=25.0)
+    assert world.lost, "no key was lost: the test did not exercise the correction"
+    for root, board in world.landings[-3:]:
+        assert world.predictions[root] == board, f"plan {root} landed elsewhere"
+    assert world.wait_stat("lost_keys", 1) == 1, "the loss was not seen before the closed loop's own frames"

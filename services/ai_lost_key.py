@@ -1,0 +1,55 @@
+"""While a part's keys are still being pressed: does a frame show that one of them was lost?
+
+A frame lags the keys by an unknown number of them (the view latency is about two keys at the
+relay's cadence), so a pose that some first keys of the part lead to is no evidence of anything:
+the closed loop waits for a frame taken after the last key, and then for frames to agree.  A pose
+that no first keys lead to, but that the keys lead to with one of them left out, is evidence that
+that key never reached the game (a dropped press), and it comes early: a lost first move shows as
+soon as the first turn after it does.  The piece then ends where the keys without it lead, and the
+correction can follow the part's last key at once instead of a view latency and the closed loop's
+evidence later (at level 10, 50 ms a row, that is the difference between steering a piece home
+and letting it land off target).
+
+Poses are compared by orientation and column only: the piece falls meanwhile.  The keys are
+applied where the part began (the sky above the well is open: a piece in its spawn row may reach
+above it, and its turns were timed for after its first fall), so a move that a lower piece would
+find blocked does not make the pose look wrong.  Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import DROP, LEFT, ROTATE, FallingPiece, fits
+
+
+def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], seen: FallingPiece) -> FallingPiece | None:
+    """Where ``keys`` (a part's moves and turns, pressed from ``start``) leave the piece if the pose
+    ``seen`` shows that one of them was lost; None when ``seen`` lies on the keys' own way (no
+    evidence: a lagging frame shows an earlier pose there), when no single lost key explains it, or
+    when the keys that could have been lost lead to different places.  The end has ``seen``'s row."""
+    moves = [key for key in keys if key != DROP]
+    shown = (seen.orientation, seen.x)
+    if shown in {(pose.orientation, pose.x) for pose in _way(board, start, moves)}:
+        return None
+    ends = set()
+    for lost in range(len(moves)):
+        way = _way(board, start, moves[:lost] + moves[lost + 1 :])
+        if shown in {(pose.orientation, pose.x) for pose in way[lost + 1 :]}:
+            ends.add((way[-1].orientation, way[-1].x))
+    if len(ends) != 1:
+        return None
+    orientation, x = ends.pop()
+    return FallingPiece(seen.kind, orientation, x, seen.y)
+
+
+def _way(board: Board, start: FallingPiece, keys: Sequence[str]) -> list[FallingPiece]:
+    """The poses ``keys`` lead through from ``start``, ``start`` first; a key whose pose does not
+    fit leaves the piece where it is, as the game does."""
+    way = [start]
+    for key in keys:
+        pose = way[-1]
+        moved = pose.rotated() if key == ROTATE else pose.moved(-1 if key == LEFT else 1, 0)
+        way.append(moved if fits(board, moved.cells(), above_allowed=True) else pose)
+    return way
