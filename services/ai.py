@@ -184,23 +184,30 @@ class AiService(PlanAhead):
             self.halted = False
 
     def on_resync(self, body: dict[str, Any]) -> None:
-        """wd.resync: believe the observed board (plus the piece in play, if it has not landed yet)."""
+        """wd.resync: believe the observed board, plus the piece in play if it has not landed yet,
+        its drop sent or not: the board comes from the landing before it (at level 10 its drop often
+        went down before the mismatch was seen, and the boards predicted for it and the piece after
+        it, both on the old stack, made a run of mismatches that halted play).  The next piece's
+        plan made ahead on the old stack is made again."""
         board = self.model.adopt(body["board"])
         self._discard_ahead("resync")
         active = self.active
-        if active is not None and not active.finished:
-            active.board_before = board.copy()
-            landing = self.planner.landing(board, active.placement)
-            if landing is not None and landing.y != active.placement.y:
-                # The stack under it differs: the same turns and column land elsewhere, and the
-                # closed loop steers (and checks the time left) towards where it lands now.
-                active.placement = landing
-                active.plan = replace(active.plan, target=replace(active.plan.target, y=landing.y))
-            predicted, cleared = self.planner.settle(board, active.placement)
-            self.model.lines += cleared - active.lines_cleared
-            active.predicted, active.lines_cleared = predicted, cleared
-            self.model.board = predicted
-            self._publish_prediction(active.root, predicted)
+        if active is None:
+            return
+        active.board_before = board.copy()
+        landing = self.planner.landing(board, active.placement)
+        if landing is not None and landing.y != active.placement.y:
+            # The stack under it differs: the same turns and column land elsewhere, and the
+            # closed loop steers (and checks the time left) towards where it lands now.
+            active.placement = landing
+            active.plan = replace(active.plan, target=replace(active.plan.target, y=landing.y))
+        predicted, cleared = self.planner.settle(board, active.placement)
+        self.model.lines += cleared - active.lines_cleared
+        active.predicted, active.lines_cleared = predicted, cleared
+        self.model.board = predicted
+        self._publish_prediction(active.root, predicted)
+        if active.finished:
+            self._prepare_ahead(active)
 
     def on_event(self, body: dict[str, Any]) -> None:
         """obs.event: a spawn plans the piece (unless a frame did), a landing ends it, game over resets."""

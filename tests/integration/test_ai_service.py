@@ -80,6 +80,7 @@ class World:
         self.lost: list[str] = []
         self.ai_stats: dict = {}
         self.resync_mid_piece: Board | None = None  # the stack the next planned piece will find instead
+        self.resync_at_drop: Board | None = None  # the stack the next piece whose drop is sent lands on
 
     # ---- the ai's side ---------------------------------------------------------------------
 
@@ -123,13 +124,16 @@ class World:
             if lose_first:
                 self.lose_first_key_before_another = False
             if self.resync_mid_piece is not None and "." not in message.body["plan_id"]:
-                self.resync_under_piece(self.resync_mid_piece)
+                stack, self.resync_mid_piece = self.resync_mid_piece, None
+                self.resync_under_piece(stack)
+            if self.resync_at_drop is not None and message.body["keys"][-1:] == ["drop"]:
+                stack, self.resync_at_drop = self.resync_at_drop, None
+                self.resync_under_piece(stack)
 
     def resync_under_piece(self, stack: Board) -> None:
         """The stack changes under the piece in play and the watchdog tells the ai at once."""
         self.game.board = stack.copy()
         self.control.publish("wd.resync", {"reason": "test", "board": stack.to_rows()})
-        self.resync_mid_piece = None
 
     # ---- the machine's side ----------------------------------------------------------------
 
@@ -280,6 +284,17 @@ def test_a_resync_while_a_piece_is_in_play_steers_it_onto_the_new_stack(world: W
     world.run(pieces=2, timeout=25.0)
     assert world.resync_mid_piece is None, "no plan came: the test did not exercise the resync"
     for root, board in world.landings[-2:]:
+        assert world.predictions[root] == board, f"plan {root} landed elsewhere than the ai predicted"
+
+
+def test_a_resync_after_a_pieces_drop_was_sent_lands_it_on_the_new_stack(world: World) -> None:
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=1, timeout=20.0)
+    world.resync_at_drop = Board.from_rows(["##.######.", "#.#######.", ".########."], 10, 20)
+    world.run(pieces=3, timeout=25.0)
+    assert world.resync_at_drop is None, "no drop was sent: the test did not exercise the resync"
+    for root, board in world.landings[-3:]:
         assert world.predictions[root] == board, f"plan {root} landed elsewhere than the ai predicted"
 
 
