@@ -535,15 +535,15 @@ class AiService(PlanAhead):
 
     def _drop_was_lost(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
         """The frame shows the piece in play still falling after its drop (services/ai_lost_drop.py).
-        Not when a plan made ahead for a piece of the same letter is under way: that piece is moved
-        from its spawn at once, so its pose cannot tell it from the dropped one (and the drop again
-        would land it on the wrong place); its promotion checks when it appeared instead."""
+        While a plan made ahead for a piece of the same letter is under way, that piece is moved
+        from its spawn at once: only a height the new piece cannot have fallen to yet tells them apart."""
         if not active.finished or active.dropped_at is None or active.drop_retries >= MAX_DROP_RETRIES:
             return False
-        if self.ahead is not None and self.ahead.piece == seen.kind:
-            return False
         dropped = DroppedPiece(active.piece, active.lowest_y, active.dropped_at + self.settings.key_latency_s)
-        return still_falling(dropped, seen, t_state, active.next_at_drop, self.settings.rules, iteration_delay(active.level))
+        moved_at_once = self.ahead is not None and self.ahead.piece == seen.kind
+        return still_falling(
+            dropped, seen, t_state, active.next_at_drop, self.settings.rules, iteration_delay(active.level), next_moved_at_once=moved_at_once
+        )
 
     def _drop_again(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
         """Press the lost drop again (with the moves back to the target, should it be off), if it

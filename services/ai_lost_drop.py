@@ -11,7 +11,9 @@ time to spawn, it shows the same letter, lower than the piece was ever seen befo
 camera that lost the piece can repeat it where it last saw it: no evidence of anything), and where
 the next piece cannot be: the preview said the next piece is another letter, or the piece is not
 in the spawn orientation and column, or it is lower than a piece spawned since the drop could have
-fallen.
+fallen (only the last when a plan made ahead moves the next piece from its spawn at once: with the
+next piece of the same letter a lost drop went unseen, the plan's keys moved the old piece a column
+on, and three pieces in a row differed from their predictions).
 
 While the drop was lost, the keys of the plan made ahead for the next piece went on moving this
 one; the frame that shows it still falling was taken before the latest of them acted (the view
@@ -44,11 +46,14 @@ class DroppedPiece:
 
 
 def still_falling(
-    dropped: DroppedPiece, seen: FallingPiece, t_state: float, next_piece: str | None, rules: Rules, fall_step_s: float
+    dropped: DroppedPiece, seen: FallingPiece, t_state: float, next_piece: str | None, rules: Rules, fall_step_s: float,
+    next_moved_at_once: bool = False,
 ) -> bool:
     """Whether ``seen`` (in a frame showing the game at ``t_state``) is the dropped piece, still
     falling: its drop was lost.  ``next_piece`` is the preview's letter when the drop went down (None:
-    no preview); ``fall_step_s`` the game's gravity step at the current level."""
+    no preview); ``fall_step_s`` the game's gravity step at the current level;
+    ``next_moved_at_once``: a plan made ahead moves the next piece from its spawn at once, so its
+    pose tells nothing and only its height does."""
     since_drop = t_state - dropped.drop_acted_t
     if seen.kind != dropped.piece or since_drop <= fall_step_s or seen.y >= dropped.lowest_y:
         return False
@@ -56,7 +61,7 @@ def still_falling(
         return True
     spawn_pose = seen.orientation == 1 and seen.x == rules.spawn_x
     rows_a_new_piece_fell = int(since_drop / fall_step_s) + 1
-    return not (spawn_pose and seen.y >= rules.spawn_y - rows_a_new_piece_fell)
+    return not ((spawn_pose or next_moved_at_once) and seen.y >= rules.spawn_y - rows_a_new_piece_fell)
 
 
 def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> FallingPiece:

@@ -59,3 +59,14 @@ def test_the_keys_since_the_drop_give_the_pose_whatever_the_frame_lags() -> None
 def test_a_frame_no_key_since_the_drop_explains_gives_no_pose() -> None:
     at_drop = FallingPiece("S", 2, 5, 16)
     assert pose_since_drop(Board(10, 20), FallingPiece("S", 1, 3, 13), at_drop, ["right"]) is None
+
+
+def test_with_the_next_piece_moved_at_once_only_its_height_tells_a_lost_drop() -> None:
+    # dropped high up; the next piece is a T too, and a plan made ahead moves it from its spawn at once
+    dropped = DroppedPiece(piece="T", lowest_y=RULES.spawn_y - 1, drop_acted_t=10.0)
+    t = 10.0 + STEP + 0.05  # a new piece can have fallen two rows since
+    moved_new = FallingPiece("T", 3, 2, RULES.spawn_y - 2)
+    assert not still_falling(dropped, moved_new, t, next_piece="T", rules=RULES, fall_step_s=STEP, next_moved_at_once=True)
+    assert still_falling(dropped, moved_new, t, next_piece="T", rules=RULES, fall_step_s=STEP)  # its pose alone would say so
+    too_low_for_a_new_one = FallingPiece("T", 3, 2, RULES.spawn_y - 3)
+    assert still_falling(dropped, too_low_for_a_new_one, t, next_piece="T", rules=RULES, fall_step_s=STEP, next_moved_at_once=True)
