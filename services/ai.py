@@ -23,10 +23,13 @@ Closed loop (``play.closed_loop``; used for a piece only when the delayed drop s
 deadline).  The first part, plan id ``<root>``, has the moves but no drop.  After its
 ``relay.done`` the ai waits for a frame taken after the last ``relay.key`` reached the game, showing
 the piece lower than where the part was planned from by at least the whole fall steps since (the
-camera's tracker can report a piece it lost where it last saw it, even in ok frames).  On target
+camera's tracker can report a piece it lost where it last saw it, even in ok frames).  A frame
+before that whose pose only a lost key of the part explains (services/ai_lost_key.py; LOST_KEY_FRAMES
+agreeing) has the correction sent from where the keys leave the piece as soon as the relay is done
+(``lost_keys`` in the stats).  On target
 (orientation and column): part ``<root>.1`` = [drop].  Off target, once frames have agreed on it for
-CORRECTION_EVIDENCE_S (a lagging frame looks just like a lost key): a correction from the observed
-position to the same target, itself closed loop while another confirmation fits (at most
+CORRECTION_EVIDENCE_S, or a fall step if shorter (a lagging frame looks just like a lost key): a
+correction from the observed position to the same target, itself closed loop while another confirmation fits (at most
 MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of
 reach from there (or a lost drop cannot be pressed again in time), the piece is planned again from
 where it is, to the best placement still in reach, at worst its drop where it is, with a new
