@@ -209,7 +209,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--player", default="gamerig", help="the ai's player (default gamerig)")
     parser.add_argument(
         "--fault", action="append", default=[], metavar="SPEC",
-        help="a simulator fault NAME[=VALUE][@SECONDS after play starts] (repeatable), e.g. drop=0.02, freeze=0.5@60",
+        help="a simulator fault NAME[=VALUE][@SECONDS|@PIECESp after play starts] (repeatable), e.g. drop=0.02, freeze=0.5@60, freeze=1@200p",
     )
     parser.add_argument("--hold-ms", type=int, help="key press hold (default: configs/gamerig-sim.yaml's)")
     parser.add_argument("--gap-ms", type=int, help="gap between key presses (default: configs/gamerig-sim.yaml's)")

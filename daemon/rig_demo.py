@@ -97,6 +97,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-preview", action="store_true", help="the simulator hides the next piece")
     parser.add_argument("--seed", type=int, default=0, help="the simulator's seed (default 0)")
     parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
-                        help="a simulator fault NAME[=VALUE][@SECONDS after play starts] (repeatable)")
+                        help="a simulator fault NAME[=VALUE][@SECONDS|@PIECESp after play starts] (repeatable)")
     parser.add_argument("--seconds", type=float, default=0, help="stop after this many seconds of play (default: Ctrl-C)")
     parser.set_defaults(func=run)

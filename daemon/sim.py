@@ -134,8 +134,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--fault",
         action="append",
         default=[],
-        metavar="NAME[=VALUE][@SECONDS]",
-        help="inject a fault, SECONDS after start (repeatable): "
+        metavar="NAME[=VALUE][@SECONDS|@PIECESp]",
+        help="inject a fault, SECONDS after start or when the PIECESth piece since start appears (repeatable): "
         + "; ".join(kind.help for kind in FAULTS.values()),
     )
     parser.add_argument("--board", choices=BOARDS, default="adr2200", help="the relay board's protocol (default adr2200)")

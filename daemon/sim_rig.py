@@ -87,7 +87,7 @@ class SimRigOptions:
     seed: int = 0
     skin: str = "elektronika1986"
     player: str = "gamerig"
-    #: Simulator faults ``NAME[=VALUE][@SECONDS]``, SECONDS counted from the start of play.
+    #: Simulator faults ``NAME[=VALUE][@SECONDS|@PIECESp]``, counted from the start of play.
     faults: tuple[str, ...] = ()
     #: Overrides of configs/gamerig-sim.yaml's ``play`` and ``keys`` sections (e.g. hold_ms, gap_ms).
     play: dict[str, Any] = field(default_factory=dict)
@@ -340,7 +340,7 @@ class SimRig:
         return self.gamerigd.status()
 
     def fault(self, spec: str) -> None:
-        """Post a fault to the simulator's control server (``NAME[=VALUE][@SECONDS]`` from now)."""
+        """Post a fault to the simulator's control server (``NAME[=VALUE][@SECONDS|@PIECESp]`` from now)."""
         request = urllib.request.Request(f"{self.sim_info['control_url']}/fault", data=spec.encode(), method="POST")
         try:
             with urllib.request.urlopen(request, timeout=5.0):

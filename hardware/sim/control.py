@@ -3,8 +3,9 @@
 For a simulator running in another process (``gamerigctl sim``, ``make demo``) tests and benchmarks
 cannot call :class:`Target` methods, so this small server offers them as plain HTTP:
 
-- ``POST /fault`` with a fault spec as the body (``freeze=2``, ``junk=3@5``: see :mod:`.faults`):
-  204 when accepted (applied now, or scheduled ``@SECONDS`` from now), 400 with the reason if not;
+- ``POST /fault`` with a fault spec as the body (``freeze=2``, ``junk=3@5``, ``freeze=1@200p``: see
+  :mod:`.faults`): 204 when accepted (applied now, or scheduled ``@SECONDS`` or ``@PIECESp`` from
+  now), 400 with the reason if not;
 - ``GET /truth``: the newest frame record as JSON; ``GET /edges`` and ``GET /received``: every key
   edge and every key the game read, as JSON lists.
 
@@ -35,8 +36,10 @@ class ControlServer:
         actions: Mapping[str, Callable[[Any], None]],
         kinds: Mapping[str, FaultKind] = TARGET_FAULTS,
         port: int = 0,
+        pieces: Callable[[], int] | None = None,
     ) -> None:
         self._truth = truth
+        self._pieces = pieces
         self._actions = actions
         self._kinds = kinds
         self._schedules: list[FaultSchedule] = []
@@ -63,8 +66,8 @@ class ControlServer:
 
     def _fault(self, spec: str) -> None:
         fault = parse_fault(spec, self._kinds)
-        schedule = FaultSchedule([fault], self._actions)
-        if fault.at > 0:
+        schedule = FaultSchedule([fault], self._actions, self._pieces)
+        if fault.at > 0 or fault.at_piece is not None:
             self._schedules.append(schedule.start())
         else:
             self._actions[fault.name](fault.value)

@@ -69,6 +69,7 @@ class GameSession:
         self.rules = Rules("standard", options.width, options.height)
         self._junk_rng = SplitMix64(options.seed ^ 0x5EED)
         self.games_started = 0
+        self.pieces_spawned = 0  # over all games: what faults at a piece count
         self.paused = False
         self.new_game()
 
@@ -137,9 +138,11 @@ class GameSession:
         return self.colour_ids.astype(np.int8)
 
     def _track(self, events: list[Event]) -> list[Event]:
-        """Replay each landing on the colour ids: the piece's cells, then the same row collapse."""
+        """Count spawns; replay each landing on the colour ids: the piece's cells, then the same row collapse."""
         for event in events:
-            if event.kind == "landed":
+            if event.kind == "spawned":
+                self.pieces_spawned += 1
+            elif event.kind == "landed":
                 for x, y in event.cells:
                     if 1 <= y <= self.rules.height:
                         self.colour_ids[y - 1, x - 1] = piece_index(event.piece)

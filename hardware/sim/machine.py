@@ -160,8 +160,8 @@ class Machine:
             )
             try:
                 actions = self.actions()
-                self._schedule = FaultSchedule(list(options.faults), actions)
-                self.control = ControlServer(self.target.truth, actions, FAULTS, options.control_port)
+                self._schedule = FaultSchedule(list(options.faults), actions, self.target.pieces_spawned)
+                self.control = ControlServer(self.target.truth, actions, FAULTS, options.control_port, self.target.pieces_spawned)
             except BaseException:
                 self.board.close()
                 raise

@@ -154,6 +154,10 @@ class Target:
         """Game frames run so far."""
         return self._frame
 
+    def pieces_spawned(self) -> int:
+        """Pieces that have appeared so far, over all games (what faults at a piece count)."""
+        return self.session.pieces_spawned
+
     # ---- lifetime ----------------------------------------------------------------------
 
     def start(self) -> Target:

@@ -243,6 +243,30 @@ def test_command_line_faults_are_checked_then_applied_on_time() -> None:
         schedule.cancel()
 
 
+def test_a_fault_at_a_piece_waits_for_that_many_new_pieces() -> None:
+    assert parse_fault("freeze=1@200p") == Fault("freeze", 1.0, 0.0, 200)
+    for spec in ("freeze=1@0p", "freeze=1@2.5p", "freeze=1@p"):
+        with pytest.raises(ValueError, match="whole number of pieces"):
+            parse_fault(spec)
+    with pytest.raises(ValueError, match="piece count"):
+        FaultSchedule([parse_fault("clear@2p")], {"clear": lambda _: None})
+    with Target(TargetOptions(game=GameOptions(sequence="fixed", pieces="O"))) as target:
+        def board_empty() -> bool:
+            latest = target.truth.latest()
+            return latest is not None and all(set(row) == {"."} for row in latest.board)
+
+        wait_for(lambda: target.pieces_spawned() == 1)  # the game's first piece
+        schedule = FaultSchedule([parse_fault("clear@2p")], target_actions(target), target.pieces_spawned).start()
+        press(target, "drop")
+        wait_for(lambda: target.pieces_spawned() == 2)  # one new piece: the O just dropped stays
+        time.sleep(0.1)
+        assert not board_empty()
+        press(target, "drop")
+        wait_for(lambda: target.pieces_spawned() == 3)  # the second: the board is cleared
+        wait_for(board_empty)
+        schedule.cancel()
+
+
 def test_the_control_interface_takes_faults_and_gives_the_truth_over_http() -> None:
     with Target(TargetOptions(game=GameOptions(sequence="fixed", pieces="O"))) as target, ControlServer(
         target.truth, target_actions(target)
