@@ -24,12 +24,12 @@ deadline).  The first part, plan id ``<root>``, has the moves but no drop.  Afte
 ``relay.done`` the ai waits for a frame taken after the last ``relay.key`` reached the game, showing
 the piece lower than where the part was planned from by at least the whole fall steps since (the
 camera's tracker can report a piece it lost where it last saw it, even in ok frames).  A frame
-before that whose pose only a lost key of the part explains (services/ai_lost_key.py; LOST_KEY_FRAMES
-agreeing) has the correction sent from where the keys leave the piece as soon as the relay is done
-(``lost_keys`` in the stats).  On target
-(orientation and column): part ``<root>.1`` = [drop].  Off target, once frames have agreed on it for
-CORRECTION_EVIDENCE_S, or a fall step if shorter (a lagging frame looks just like a lost key): a
-correction from the observed position to the same target, itself closed loop while another confirmation fits (at most
+before that whose pose only a lost key of the part explains (services/ai_lost_key.py;
+LOST_KEY_FRAMES agreeing) has the correction sent from where the keys leave the piece as soon as
+the relay is done (``lost_keys`` in the stats).  On target (orientation and column): part
+``<root>.1`` = [drop].  Off target, once frames have agreed on it for CORRECTION_EVIDENCE_S, or a
+fall step if shorter (a lagging frame looks just like a lost key): a correction from the observed
+position to the same target, itself closed loop while another confirmation fits (at most
 MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of
 reach from there (or a lost drop cannot be pressed again in time), the piece is planned again from
 where it is, to the best placement still in reach, at worst its drop where it is, with a new
@@ -612,8 +612,8 @@ class AiService(PlanAhead):
         c = self.counters
         recent = sorted(c.plan_ms)
         self.service.stats = {
-            "plans": c.plans, "corrections": c.corrections, "lost_keys": c.lost_keys, "retargets": c.retargets, "confirmations": c.confirmations, "deferred": c.deferred,
-            "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
+            "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "confirmations": c.confirmations, "deferred": c.deferred,
+            "lost_keys": c.lost_keys, "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "timed_drops": c.timed_drops, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
