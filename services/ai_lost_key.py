@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import DROP, LEFT, ROTATE, FallingPiece, fits
+from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
 
 
 def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], seen: FallingPiece) -> FallingPiece | None:
@@ -45,11 +45,9 @@ def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], 
 
 
 def _way(board: Board, start: FallingPiece, keys: Sequence[str]) -> list[FallingPiece]:
-    """The poses ``keys`` lead through from ``start``, ``start`` first; a key whose pose does not
-    fit leaves the piece where it is, as the game does."""
+    """The poses ``keys`` lead through from ``start``, ``start`` first, in the open sky above the
+    well; a key whose pose does not fit leaves the piece where it is, as the game does."""
     way = [start]
     for key in keys:
-        pose = way[-1]
-        moved = pose.rotated() if key == ROTATE else pose.moved(-1 if key == LEFT else 1, 0)
-        way.append(moved if fits(board, moved.cells(), above_allowed=True) else pose)
+        way.append(after_key(board, way[-1], key, above_allowed=True))
     return way

@@ -90,15 +90,16 @@ class FallingPiece:
         return replace(self, orientation=self.orientation % orientation_count(self.kind) + 1)
 
 
-def after_key(board: Board, piece: FallingPiece, key: Key) -> FallingPiece:
+def after_key(board: Board, piece: FallingPiece, key: Key, above_allowed: bool = False) -> FallingPiece:
     """Where ``key`` takes ``piece`` on ``board``: a turn or a move only if the piece fits there
-    (else it stays), a drop straight down to where it comes to rest."""
+    (else it stays), a drop straight down to where it comes to rest.  ``above_allowed``: the space
+    above row H counts as open (see :func:`fits`)."""
     if key == DROP:
         while fits(board, piece.moved(0, -1).cells()):
             piece = piece.moved(0, -1)
         return piece
     moved = piece.rotated() if key == ROTATE else piece.moved(-1 if key == LEFT else 1, 0)
-    return moved if fits(board, moved.cells()) else piece
+    return moved if fits(board, moved.cells(), above_allowed) else piece
 
 
 def fits(board: Board, cells: tuple[Cell, ...], above_allowed: bool = False) -> bool:
