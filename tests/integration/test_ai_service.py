@@ -84,6 +84,17 @@ class World:
 
     # ---- the ai's side ---------------------------------------------------------------------
 
+    def start_playing(self) -> None:
+        """ctl.play, and one piece played once the ai is active."""
+        self.control.publish("ctl.play", {})
+        self.wait_heartbeat("active")
+        self.run(pieces=1, timeout=20.0)
+
+    def assert_landed_as_predicted(self, pieces: int) -> None:
+        """The last ``pieces`` landings each left the board the ai predicted for its plan."""
+        for root, board in self.landings[-pieces:]:
+            assert self.predictions[root] == board, f"plan {root} landed elsewhere than the ai predicted"
+
     def wait_stat(self, name: str, at_least: int, timeout: float = 3.0) -> int:
         """The ai's heartbeat figure ``name`` once it reaches ``at_least`` (or what it is at the timeout)."""
         deadline = time.monotonic() + timeout
@@ -256,8 +267,7 @@ def test_no_plans_until_play_then_every_piece_lands_where_predicted(world: World
     world.run(pieces=3, timeout=25.0)
     played = world.landings
     assert len(played) == 6 and all(root is not None for root, _ in played)
-    for root, board in played:
-        assert world.predictions[root] == board, f"plan {root} landed elsewhere"
+    world.assert_landed_as_predicted(6)
     assert world.lost, "no key was lost: the test did not exercise the correction"
     corrections = [p for p in world.plans if "." in p["plan_id"] and p["keys"] != ["drop"]]
     assert corrections, "the closed loop never corrected"
@@ -265,60 +275,45 @@ def test_no_plans_until_play_then_every_piece_lands_where_predicted(world: World
 
 
 def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
-    world.control.publish("ctl.play", {})
-    world.wait_heartbeat("active")
-    world.run(pieces=1, timeout=20.0)
+    world.start_playing()
     junk = Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20)
     world.game.board = junk.copy()  # the real game's board differs from what the ai believes
     world.control.publish("wd.resync", {"reason": "test", "board": junk.to_rows()})
     world.run(pieces=2, timeout=25.0)
-    for root, board in world.landings[-2:]:
-        assert world.predictions[root] == board, f"plan {root} after the resync landed elsewhere"
+    world.assert_landed_as_predicted(2)
 
 
 def test_a_resync_while_a_piece_is_in_play_steers_it_onto_the_new_stack(world: World) -> None:
-    world.control.publish("ctl.play", {})
-    world.wait_heartbeat("active")
-    world.run(pieces=1, timeout=20.0)
+    world.start_playing()
     world.resync_mid_piece = Board.from_rows(["#.#######.", "##.######.", "###.#####.", "####.####."], 10, 20)
     world.run(pieces=2, timeout=25.0)
     assert world.resync_mid_piece is None, "no plan came: the test did not exercise the resync"
-    for root, board in world.landings[-2:]:
-        assert world.predictions[root] == board, f"plan {root} landed elsewhere than the ai predicted"
+    world.assert_landed_as_predicted(2)
 
 
 def test_a_resync_after_a_pieces_drop_was_sent_lands_it_on_the_new_stack(world: World) -> None:
-    world.control.publish("ctl.play", {})
-    world.wait_heartbeat("active")
-    world.run(pieces=1, timeout=20.0)
+    world.start_playing()
     world.resync_at_drop = Board.from_rows(["##.######.", "#.#######.", ".########."], 10, 20)
     world.run(pieces=3, timeout=25.0)
     assert world.resync_at_drop is None, "no drop was sent: the test did not exercise the resync"
-    for root, board in world.landings[-3:]:
-        assert world.predictions[root] == board, f"plan {root} landed elsewhere than the ai predicted"
+    world.assert_landed_as_predicted(3)
 
 
 def test_a_lost_drop_is_pressed_again_not_taken_for_the_next_piece(world: World) -> None:
-    world.control.publish("ctl.play", {})
-    world.wait_heartbeat("active")
-    world.run(pieces=1, timeout=20.0)
+    world.start_playing()
     world.lose_next_drop = True  # the piece keeps falling where it was steered
     world.run(pieces=3, timeout=25.0)
     assert world.lost, "no drop was lost: the test did not exercise the retry"
     lost_root = world.lost[0].split(".")[0]
     parts = [p for p in world.plans if p["plan_id"].split(".")[0] == lost_root]
     assert [p["keys"][-1] for p in parts].count("drop") >= 2, parts  # the drop, then the drop again
-    for root, board in world.landings[-3:]:
-        assert world.predictions[root] == board, f"plan {root} landed elsewhere"
+    world.assert_landed_as_predicted(3)
 
 
 def test_a_key_lost_early_in_a_part_is_corrected_as_soon_as_the_part_ends(world: World) -> None:
-    world.control.publish("ctl.play", {})
-    world.wait_heartbeat("active")
-    world.run(pieces=1, timeout=20.0)
+    world.start_playing()
     world.lose_first_key_before_another = True  # its loss shows once the next, different key does
     world.run(pieces=3, timeout=25.0)
     assert world.lost, "no key was lost: the test did not exercise the correction"
-    for root, board in world.landings[-3:]:
-        assert world.predictions[root] == board, f"plan {root} landed elsewhere"
+    world.assert_landed_as_predicted(3)
     assert world.wait_stat("lost_keys", 1) == 1, "the loss was not seen before the closed loop's own frames"
