@@ -39,19 +39,19 @@ default, services/ai_ahead.py), 2026-12-03:
 - ``--pieces 300 --level 5 --preview --json --fault drop=0.02 --fault freeze=1@200p`` (2 % of the
   presses lost, the camera frozen for 1 s at the 200th piece, at level 8), two runs: pieces 300
   and 300, lines 119 and 115, deadline_misses 0 and 2, mismatches 1 and 1, halts 1 and 2,
-  max_halt_s 1.035 and 1.028, lines_per_piece 0.3967 and 0.3833 vs headless 0.3933 (100.8 % and
+  max_halt_s 1.035 and 1.028, lines_per_piece 0.3967 and 0.3833 vs headless 0.3933 (100.9 % and
   97.5 %).  With ``--seed 1`` (at bde447d): pieces 300, mismatches 0, max_halt_s 1.025,
   lines_per_piece 0.3933 vs 0.3967 (99.2 %).
 - Harsher, two freezes at fixed times, the second in the level-10 phase (``--fault drop=0.02
   --fault freeze=1@60 --fault freeze=1@150``), nine runs at fe1da05-bde447d: six played all 300
-  pieces (lines per piece 0.3767-0.3967 vs 0.3933: 95.8-100.8 %; mismatches 0-5; max_halt_s
+  pieces (lines per piece 0.3733-0.3967 vs 0.3933: 94.9-100.9 %; mismatches 0-5; max_halt_s
   1.027-1.09), three lost their games at pieces 263, 280 and 249 (90.3 %, 90.9 % and 87.8 %; one
   while tests ran on the same cores, one after the second freeze left two pieces unsteered at 50 ms
   a row; in the third, at level 6, a plan made ahead pressed its turn before the piece's first
   fall, which came a step later than predicted, so the game ignored it, and the piece was dropped
   unturned: why the closed loop did not correct it is not traced yet).
-  Before this session's three changes (a key lost early corrected at once, a resync re-landing
-  a piece whose drop was sent, a lost drop seen by its height), two of ten such runs played all
+  Before fe1da05, 0a2dccf and f2eeb8c (a key lost early corrected at once, a resync re-landing a
+  piece whose drop was sent, a lost drop seen by its height), two of ten such runs played all
   300.  While play is halted (the freeze) the piece in play falls unsteered: at level 10 that is
   a whole piece, often two.
 - The same faults for 1,000 pieces at level 10 (``--pieces 1000 --level 10 --preview --json --fault
