@@ -475,7 +475,8 @@ class AiService(PlanAhead):
         """When the drop goes unconfirmed (services/ai_blind_drop.py)."""
         start_y, start_t = active.start
         suspect_t = active.suspect[1] if active.suspect is not None else None
-        wait = ConfirmWait(last_down_t, start_y, start_t, active.lowest_y, suspect_t, active.deadline_t)
+        first_seen_t = active.t_seen - self.settings.view_latency_s
+        wait = ConfirmWait(last_down_t, start_y, start_t, active.lowest_y, suspect_t, active.deadline_t, first_seen_t)
         settings = self.settings
         return blind_drop_due(
             wait, iteration_delay(active.level), settings.key_interval_s, settings.confirm_delay_s, self._evidence_s(active.level), self._press_cycle_s()

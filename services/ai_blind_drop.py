@@ -7,7 +7,11 @@ piece at least a row below where the part was planned from (the camera's tracker
 piece where it last saw it), so a piece still in its spawn row can be confirmed only after its
 first fall, a whole fall step at a slow level (0.3 s at level 5, against 0.23 s from the last key
 to the planned drop); and frames that say the piece is off target must agree for a while before a
-correction (a lagging frame looks like a lost key).  Dropping before either had its chance landed
+correction (a lagging frame looks like a lost key).  The first fall is reckoned from the later of
+the part's start and when the piece was first seen: a piece planned ahead that spawned later than
+predicted falls first a step after it really appeared.  Reckoned from the prediction, the drop
+could go down before a frame after that fall came: most likely how a level-6 faults run dropped
+such a piece unturned (its turn, pressed before the fall, had been ignored by the game).  Dropping before either had its chance landed
 pieces off target when one of their moves was a lost key press: with 2 % dropped presses and
 planning ahead, the mismatches that lost a faults run.  So the drop waits for those frames too,
 unless that would pass its deadline.  Pure: the caller gives the times.
@@ -28,6 +32,7 @@ class ConfirmWait:
     lowest_y: int  # the lowest row a frame has shown the piece in since
     suspect_t: float | None  # frames first said the piece is off target (None: they have not)
     deadline_t: float  # the latest time the drop may go down
+    first_seen_t: float = float("-inf")  # when the game showed the piece in the first frame of it
 
 
 def blind_drop_due(wait: ConfirmWait, fall_step_s: float, key_interval_s: float, confirm_delay_s: float, evidence_s: float, margin_s: float) -> float:
@@ -37,7 +42,7 @@ def blind_drop_due(wait: ConfirmWait, fall_step_s: float, key_interval_s: float,
     planned = wait.last_down_t + key_interval_s + confirm_delay_s
     awaited = planned
     if wait.lowest_y >= wait.start_y:  # not seen below its start row yet: its first fall comes within a step
-        awaited = max(awaited, wait.start_t + fall_step_s + confirm_delay_s)
+        awaited = max(awaited, max(wait.start_t, wait.first_seen_t) + fall_step_s + confirm_delay_s)
     if wait.suspect_t is not None:
         awaited = max(awaited, wait.suspect_t + evidence_s + confirm_delay_s)
     return max(planned, min(awaited, wait.deadline_t - margin_s))

@@ -25,6 +25,12 @@ def test_a_piece_still_in_its_spawn_row_waits_for_a_frame_after_its_first_fall()
     assert due() == 9.9 + STEP + CONFIRM
 
 
+def test_a_piece_that_appeared_later_than_its_start_waits_for_its_own_first_fall() -> None:
+    # planned ahead from a predicted spawn at 9.7, first seen at 9.85: its first fall comes by 10.15
+    assert due(start_t=9.7, first_seen_t=9.85) == 9.85 + STEP + CONFIRM
+    assert due(start_t=9.7, first_seen_t=9.6) == 10.0 + INTERVAL + CONFIRM  # seen early: the start counts
+
+
 def test_off_target_frames_get_their_time_to_agree() -> None:
     assert due(lowest_y=19, suspect_t=10.2) == 10.2 + EVIDENCE + CONFIRM
 
