@@ -43,7 +43,7 @@ default, services/ai_ahead.py), 2026-12-03:
   97.5 %).  With ``--seed 1`` (at bde447d): pieces 300, mismatches 0, max_halt_s 1.025,
   lines_per_piece 0.3933 vs 0.3967 (99.2 %).
 - Harsher, two freezes at fixed times, the second in the level-10 phase (``--fault drop=0.02
-  --fault freeze=1@60 --fault freeze=1@150``), nine runs at fe1da05-bde447d: six played all 300
+  --fault freeze=1@60 --fault freeze=1@150``), ten runs at fe1da05-089fef8: seven played all 300
   pieces (lines per piece 0.3733-0.3967 vs 0.3933: 94.9-100.9 %; mismatches 0-5; max_halt_s
   1.027-1.09), three lost their games at pieces 263, 280 and 249 (90.3 %, 90.9 % and 87.8 %; one
   while tests ran on the same cores, one after the second freeze left two pieces unsteered at 50 ms
@@ -60,6 +60,13 @@ default, services/ai_ahead.py), 2026-12-03:
   (the four freezes, 1.05-1.06 s, and four camera hiccups of 50 ms), max_halt_s 1.062,
   glass_to_key_ms p50 7.4 / p99 59.5 (move first 15.7), lines_per_piece 0.399 vs headless 0.398;
   35 keys lost early were corrected as soon as their part ended.
+
+Again at 089fef8 (an unconfirmed drop waits for the first fall after the piece was first seen):
+level 10 x 1000 pieces 1000, deadline_misses 0, mismatches 0, glass_to_key_ms p99 23.6,
+lines_per_piece 0.396 vs 0.398; level 5 x 300 mismatches 0, lines_per_piece 0.3967 vs 0.3933, p99
+306.4 (turn_first_pieces 11; move first 76.7: three camera hiccups halted play, and the piece after
+each was planned from sight); the faults run at ``freeze=1@200p`` played all 300 (0.3767 vs 0.3933,
+95.8 %, max_halt_s 1.033).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
