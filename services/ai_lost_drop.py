@@ -64,14 +64,20 @@ def still_falling(
     return not ((spawn_pose or next_moved_at_once) and seen.y >= rules.spawn_y - rows_a_new_piece_fell)
 
 
-def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> FallingPiece:
-    """Where the piece ``seen`` is once ``keys`` acted: each move or turn only if the piece fits
-    there, as the game applies them; other keys and the falls meanwhile are left out."""
-    pose = seen
+def poses_along(board: Board, start: FallingPiece, keys: Sequence[str], above_allowed: bool = False) -> list[FallingPiece]:
+    """The poses ``keys`` lead the piece through from ``start`` (``start`` first, then one per move
+    or turn): each only if the piece fits there, as the game applies them; other keys and the
+    falls meanwhile are left out.  ``above_allowed``: the sky above the well counts as open."""
+    along = [start]
     for key in keys:
         if key in (LEFT, RIGHT, ROTATE):
-            pose = after_key(board, pose, key)
-    return pose
+            along.append(after_key(board, along[-1], key, above_allowed))
+    return along
+
+
+def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> FallingPiece:
+    """Where the piece ``seen`` is once ``keys`` acted (see :func:`poses_along`)."""
+    return poses_along(board, seen, keys)[-1]
 
 
 def pose_since_drop(board: Board, seen: FallingPiece, at_drop: FallingPiece, keys: Sequence[str]) -> FallingPiece | None:
@@ -79,9 +85,7 @@ def pose_since_drop(board: Board, seen: FallingPiece, at_drop: FallingPiece, key
     from ``at_drop`` (its pose when the drop went down), if the frame's pose ``seen`` is one of the
     poses along the way (the frame lags the keys by an unknown number of them); None if it is
     none (the piece was not where its plan put it): then only the frame's timing can tell."""
-    along = [at_drop]
-    for key in keys:
-        along.append(pose_after(board, along[-1], [key]))
+    along = poses_along(board, at_drop, keys)
     pose = along[-1]
     if all((p.orientation, p.x) != (seen.orientation, seen.x) for p in along):
         return None

@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
+from gamerig.games.tetris.engine import DROP, FallingPiece
+
+from .ai_lost_drop import poses_along
 
 
 def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], seen: FallingPiece) -> FallingPiece | None:
@@ -31,23 +33,14 @@ def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], 
     when the keys that could have been lost lead to different places.  The end has ``seen``'s row."""
     moves = [key for key in keys if key != DROP]
     shown = (seen.orientation, seen.x)
-    if shown in {(pose.orientation, pose.x) for pose in _way(board, start, moves)}:
+    if shown in {(pose.orientation, pose.x) for pose in poses_along(board, start, moves, above_allowed=True)}:
         return None
     ends = set()
     for lost in range(len(moves)):
-        way = _way(board, start, moves[:lost] + moves[lost + 1 :])
+        way = poses_along(board, start, moves[:lost] + moves[lost + 1 :], above_allowed=True)
         if shown in {(pose.orientation, pose.x) for pose in way[lost + 1 :]}:
             ends.add((way[-1].orientation, way[-1].x))
     if len(ends) != 1:
         return None
     orientation, x = ends.pop()
     return FallingPiece(seen.kind, orientation, x, seen.y)
-
-
-def _way(board: Board, start: FallingPiece, keys: Sequence[str]) -> list[FallingPiece]:
-    """The poses ``keys`` lead through from ``start``, ``start`` first, in the open sky above the
-    well; a key whose pose does not fit leaves the piece where it is, as the game does."""
-    way = [start]
-    for key in keys:
-        way.append(after_key(board, way[-1], key, above_allowed=True))
-    return way
