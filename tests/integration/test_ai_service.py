@@ -58,7 +58,7 @@ class World:
         self.camera = Publisher(context, endpoints, "camera")
         self.relay = Publisher(context, endpoints, "relay")
         self.control = Publisher(context, endpoints, "watchdog")
-        self.inbox = Subscriber(context, endpoints, ["plan.keys", "predict.board", "ai.state", "hb.ai"])
+        self.inbox = Subscriber(context, endpoints, ["plan.keys", "predict.board", "ai.state", "hb.ai", "obs.event"])
         for publisher in (self.camera, self.relay, self.control):
             assert publisher.wait_connected(2.0)
         self.process = subprocess.Popen(
@@ -81,6 +81,7 @@ class World:
         self.ai_stats: dict = {}
         self.resync_mid_piece: Board | None = None  # the stack the next planned piece will find instead
         self.resync_at_drop: Board | None = None  # the stack the next piece whose drop is sent lands on
+        self.events_sent = self.events_heard = 0  # obs.event published, and heard back through the proxy
 
     # ---- the ai's side ---------------------------------------------------------------------
 
@@ -116,6 +117,8 @@ class World:
     def take(self, message: Message) -> None:
         if message.topic == "hb.ai":
             self.ai_stats = message.body["stats"]
+        elif message.topic == "obs.event":
+            self.events_heard += 1
         elif message.topic == "predict.board":
             self.predictions[message.body["plan_id"]] = message.body["board"]
         elif message.topic == "plan.keys":
@@ -140,6 +143,18 @@ class World:
             if self.resync_at_drop is not None and message.body["keys"][-1:] == ["drop"]:
                 stack, self.resync_at_drop = self.resync_at_drop, None
                 self.resync_under_piece(stack)
+
+    def resync_between_pieces(self, stack: Board) -> None:
+        """The stack changes after a landing, and the watchdog tells the ai once the landing's event
+        has come through the bus: the proxy then has it queued for the ai before the resync, as a
+        real watchdog's resync always follows the event it answers."""
+        deadline = time.monotonic() + 2.0
+        while self.events_heard < self.events_sent:
+            assert time.monotonic() < deadline, "the camera's events never came back through the proxy"
+            message = self.inbox.receive(0.1)
+            if message is not None:
+                self.take(message)
+        self.resync_under_piece(stack)
 
     def resync_under_piece(self, stack: Board) -> None:
         """The stack changes under the piece in play and the watchdog tells the ai at once."""
@@ -167,6 +182,7 @@ class World:
         self.next_frame = now + FRAME_S
 
     def event(self, kind: str, piece: str | None, now: float, seq: int | None = None) -> None:
+        self.events_sent += 1
         self.camera.publish("obs.event", {"kind": kind, "frame_seq": self.seq if seq is None else seq, "t_capture": now, "piece": piece,
                                           "rows": [], "board": self.game.board.to_rows()})
 
@@ -276,9 +292,7 @@ def test_no_plans_until_play_then_every_piece_lands_where_predicted(world: World
 
 def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
     world.start_playing()
-    junk = Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20)
-    world.game.board = junk.copy()  # the real game's board differs from what the ai believes
-    world.control.publish("wd.resync", {"reason": "test", "board": junk.to_rows()})
+    world.resync_between_pieces(Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20))
     world.run(pieces=2, timeout=25.0)
     world.assert_landed_as_predicted(2)
 
