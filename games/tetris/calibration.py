@@ -44,7 +44,10 @@ with grid lines or walls 1.5-2 px typical), 56% of the held-out skins' (median 2
 right fit usually scores 0.5-1, but a small stack without grid or walls can score below
 ``MIN_SCORE``: to notice a moved camera, compare the score with the one at calibration.
 
-State (issue 3 still open; the target, 99%, is NOT met; the median, 1.5 px, is).  Measured
+State (issue 3 still open; the target, 99%, is NOT met; the median, 1.5 px, is).  Moves of
+up to 5 cells (``_MAX_SHIFT_CELLS``, 4 before) brought seed 0's scene 93 home (5 columns off
+before) and lost no scene: seed 0 211 of 220, seed 1 210 (the failures are those listed below
+less 93).  The figures below are of 4 cells.  Measured
 with ``.venv/bin/python tests/calibration_eval.py --scenes 220 --seed 0`` (the scenes of
 ``gamerigctl bench vision --frames 22000``, calibration only; find_well gets the bench's 24
 frames spread over each scene's 1.7 s of play): the well within 3 px on 210 of 220 scenes
@@ -121,8 +124,8 @@ skins' scenes), by kind:
   fitted inset is 0-0.115 cells where it should be about 0.085.  Left: wells whose top is
   extrapolated 3.3-4.7 px off (seed 0's 27 and 214, seed 1's 38 and 126; 38, blurred, with
   the piece first seen in row 2, is 4.6 px off even fitted from the true corners); seed 0's
-  93, found 5 columns off (``_score`` prefers the true well, 4.19 against 3.49, but the
-  coarse candidates are 3-6 cells off and no move reaches it), seed 0's 159 (23 px) and
+  93, found 5 columns off with moves of 4 cells (``_score`` prefers the true well, 4.19
+  against 3.49; its coarse candidates are 3-6 cells off), seed 0's 159 (23 px) and
   seed 1's 159 (None);
 * paper (3 of 20; seed 1 1): in seed 0's scene 205 the camera's moire makes horizontal
   bands of gradient at about the cell pitch, and a lattice at half the pitch over a quarter of
@@ -187,7 +190,7 @@ _REFINE_STEPS_PX = (4.0, 2.0, 1.0, 0.5, 0.25)  # corner moves of the local searc
 _PEAKS_PER_PITCH = 3  # positions kept per pitch, each more than a cell from the better ones
 _SCREENED = 12  # coarse lattices scored at full size...
 _CANDIDATES = 3  # ...of which these are refined; the best one is fitted
-_MAX_SHIFT_CELLS = 4  # whole-cell moves of the fit that are tried (2: 2 fewer tuning scenes found)
+_MAX_SHIFT_CELLS = 5  # whole-cell moves of the fit that are tried (2: 2 fewer tuning scenes found; 4: seed 0's 93 lost)
 _SHIFTS_REFITTED = 3  # the most promising of them, refitted
 _SETTLE_ROUNDS = 3  # rounds of whole-cell moves at most, while the best one moves the fit
 # the line fit
