@@ -1,10 +1,13 @@
-"""Marks drawn in every empty cell (the dot of a text-mode game's " ." cells), as evidence of
-the well's lattice for ``calibration._fit_lines``.
+"""Marks at one place in many cells, as evidence of the well's lattice for
+``calibration._fit_lines``: the dot of a text-mode game's empty " ." cells, or the highlight of
+a glossy skin's cells as a falling piece carries them down the well over the frames of play.
 
 Such a mark sits at the same place in every cell, though not necessarily at its middle (a
-text font's full stop sits low), so the marks show the lattice's pitch and perspective over
-the whole well, empty rows included, where its lines show little: elektronika1986's empty
-top rows had let the top-left corner of a fit run 4-5 px onto the rows of dots.  Where in its
+text font's full stop sits low), so the marks show the lattice's pitch and perspective where
+its lines show little or show it biased: elektronika1986's empty top rows had let the
+top-left corner of a fit run 4-5 px onto the rows of dots, and the edges of gradient_open's
+cells (gaps between them, no grid, no walls) lie inside their squares, by a side no edge
+says, so the top of a well that only its play outlines came out 3-5 px off.  Where in its
 cell a mark sits is measured against the fit it corrects, so the marks shape the lattice and
 the lines and walls place it.
 
@@ -12,6 +15,7 @@ Pure: numpy and OpenCV.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -20,10 +24,16 @@ import numpy as np
 _BLOB_SIGMAS = (1.0, 3.0)  # a difference of Gaussians that answers to a dot a few pixels wide
 _MIN_RESPONSE = 6.0  # grey levels; and at least this many times the frame's typical response
 _NOISE_TIMES = 8.0
+_MAX_PER_FRAME = 1000  # blobs kept per frame: 5 per cell of a 10 x 20 well (600 left out dim dots beside a stack of bright glyphs)
 #: A mark this far (cells, per axis) from the common place in its cell is not one of them.
 _SPREAD_CELLS = 0.12
-#: Marks count when they are in at least this share of the well's cells...
-_MIN_CELL_SHARE = 0.5
+#: Marks count when they are in at least this share of the well's cells: in one frame (the
+#: marks of empty cells), or over the frames of play (a falling piece's cells too)...
+_STILL_CELL_SHARE = 0.5
+_PLAY_CELL_SHARE = 0.15
+#: ...over the frames of play, when at least this share of the blobs in the well are marks (3
+#: times what blobs at random give: the blobs of many frames are many)...
+_PLAY_MARK_SHARE = 3 * (2 * _SPREAD_CELLS) ** 2
 #: ...and away from the lattice lines on one axis at least: a grid's crossings are lines'
 #: evidence, which the line pieces already measure.
 _OFF_LINE_CELLS = 0.25
@@ -33,36 +43,36 @@ _PLACE_STEPS = 20  # places per axis where the marks' common place is looked for
 
 @dataclass(frozen=True)
 class CellMarks:
-    """The frame's dot-like marks, and which of them fit a lattice as its cells' marks."""
+    """Dot-like blobs of the frames, and what makes them a lattice's marks (see ``in_cells``)."""
 
     points: np.ndarray  # N x 2 frame pixels
+    min_cell_share: float = _STILL_CELL_SHARE  # of the well's cells that show a mark
+    min_mark_share: float = 0.0  # of the blobs in the well that are marks
 
     @classmethod
-    def of(cls, gray: np.ndarray) -> CellMarks:
-        """The dot-like blobs of a grey frame (float32, slightly blurred), sub-pixel."""
-        fine, coarse = (cv2.GaussianBlur(gray, (0, 0), s) for s in _BLOB_SIGMAS)
-        response = np.abs(fine - coarse)
-        floor = max(_MIN_RESPONSE, _NOISE_TIMES * float(np.median(response)))
-        peaks = (response >= cv2.dilate(response, np.ones((5, 5), np.uint8))) & (response > floor)
-        ys, xs = np.nonzero(peaks[1:-1, 1:-1])
-        ys, xs = ys + 1, xs + 1
-        if len(xs) == 0:
-            return cls(np.zeros((0, 2)))
-        window = np.stack([response[ys + dy, xs + dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)], axis=1)
-        offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], dtype=np.float64)
-        centre = (window @ offsets) / window.sum(axis=1, keepdims=True)
-        return cls(np.stack([xs, ys], axis=1) + centre)
+    def still(cls, gray: np.ndarray) -> CellMarks:
+        """The blobs of one grey frame (float32, slightly blurred): marks drawn in empty cells."""
+        return cls(_blobs(gray))
+
+    @classmethod
+    def over_play(cls, grays: Sequence[np.ndarray]) -> CellMarks:
+        """The blobs of grey frames of play, filmed by one still camera: also the marks a
+        falling piece's cells carry.  A blob seen in several frames (a static one) is taken
+        once, so each weighs the same."""
+        points = np.vstack([np.zeros((0, 2)), *(_blobs(gray) for gray in grays)])
+        _, first = np.unique(np.round(points).astype(np.int64), axis=0, return_index=True)
+        return cls(points[np.sort(first)], _PLAY_CELL_SHARE, _PLAY_MARK_SHARE)
 
     def in_cells(self, to_cells: np.ndarray, cols: int, rows: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The marks that sit at one common place in the cells of the lattice ``to_cells`` (the
         homography from frame to cell units) as (cell points, frame points), or None when
-        marks are not in most cells or sit on the lattice lines."""
-        if len(self.points) < _MIN_CELL_SHARE * cols * rows:
+        marks are in too few cells, too few of the blobs, or on the lattice lines."""
+        if len(self.points) < self.min_cell_share * cols * rows:
             return None
         q = cv2.perspectiveTransform(self.points.reshape(-1, 1, 2).astype(np.float64), to_cells).reshape(-1, 2)
         inside = (q[:, 0] > 0) & (q[:, 0] < cols) & (q[:, 1] > 0) & (q[:, 1] < rows)
         q, p = q[inside], self.points[inside]
-        if len(q) < _MIN_CELL_SHARE * cols * rows:
+        if len(q) < self.min_cell_share * cols * rows:
             return None
         fraction = q - np.floor(q)
         start = _common_place(fraction)
@@ -82,11 +92,22 @@ class CellMarks:
         # where the fit has the marks on average: from ``start``'s cells, so not taken modulo a cell
         place = start + (expected + residual)[near].mean(axis=0)
         cells = np.round(q[near] - start - expected[near]).astype(int)  # the cell whose mark it is
-        if len({(int(i), int(j)) for i, j in cells}) < _MIN_CELL_SHARE * cols * rows:
+        if len({(int(i), int(j)) for i, j in cells}) < self.min_cell_share * cols * rows or near.mean() < self.min_mark_share:
             return None
         if np.all(np.minimum(place % 1.0, 1.0 - place % 1.0) < _OFF_LINE_CELLS):
             return None
         return cells + place, p[near]
+
+
+def first_in_cells(
+    kinds: Sequence[CellMarks], to_cells: np.ndarray, cols: int, rows: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``in_cells`` of the first of ``kinds`` that has marks in the lattice's cells."""
+    for marks in kinds:
+        found = marks.in_cells(to_cells, cols, rows)
+        if found is not None:
+            return found
+    return None
 
 
 def _common_place(fraction: np.ndarray) -> np.ndarray:
@@ -99,3 +120,19 @@ def _common_place(fraction: np.ndarray) -> np.ndarray:
     counts = near[0].astype(np.int32).T @ near[1].astype(np.int32)  # places x by places y
     i, j = np.unravel_index(int(np.argmax(counts)), counts.shape)
     return np.array([grid[i], grid[j]])
+
+
+def _blobs(gray: np.ndarray) -> np.ndarray:
+    """One frame's dot-like blobs (N x 2 frame pixels), the strongest first."""
+    fine, coarse = (cv2.GaussianBlur(gray, (0, 0), s) for s in _BLOB_SIGMAS)
+    response = np.abs(fine - coarse)
+    floor = max(_MIN_RESPONSE, _NOISE_TIMES * float(np.median(response)))
+    peaks = (response >= cv2.dilate(response, np.ones((5, 5), np.uint8))) & (response > floor)
+    ys, xs = np.nonzero(peaks[1:-1, 1:-1])
+    ys, xs = ys + 1, xs + 1
+    strongest = np.argsort(-response[ys, xs], kind="stable")[:_MAX_PER_FRAME]
+    ys, xs = ys[strongest], xs[strongest]
+    window = np.stack([response[ys + dy, xs + dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)], axis=1)
+    offsets = np.array([(dx, dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], dtype=np.float64)
+    centre = (window @ offsets) / np.maximum(window.sum(axis=1, keepdims=True), 1e-9)
+    return np.stack([xs, ys], axis=1) + centre

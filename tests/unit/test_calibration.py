@@ -11,6 +11,7 @@ from gamerig.games.tetris.calibration import MIN_SCORE, _edge_measurements, find
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+from support.filmed_play import filmed_play
 
 T_CELLS = [(4, 18), (5, 18), (6, 18), (5, 17)]
 SUCCESS_PX = 3.0  # a fit whose worst corner is this close to the truth reads every cell right
@@ -49,31 +50,12 @@ def test_find_well_places_every_corner_close_to_the_truth(name: str, seed: int, 
     assert _worst_corner_px(fit.corners, truth) <= tolerance_px
 
 
-def _filmed_play(seed: int, sk: Skin, count: int = 8) -> tuple[list[np.ndarray], np.ndarray]:
-    """``count`` frames of one still camera while a T falls down the left and the right side of
-    the well over a random stack, and the true well corners."""
-    rng = np.random.default_rng(seed)
-    cells = np.zeros((20, 10), dtype=np.uint8)
-    height = int(rng.integers(2, 9))
-    cells[:height] = rng.random((height, 10)) < 0.6
-    ids = cells * rng.integers(1, 9, size=cells.shape)
-    settings = CameraSettings.random(rng)
-    frames = []
-    for k in range(count):
-        left = 1 if k % 2 == 0 else 8  # the T's left column, 1-based
-        falling = [(left, 19 - 2 * k), (left + 1, 19 - 2 * k), (left + 2, 19 - 2 * k), (left + 1, 18 - 2 * k)]
-        screen = render(Board(cells=cells), sk, falling=falling, falling_piece="T", next_piece="I", stack_ids=ids, seed=seed)
-        frame, h = film(screen.image, rng, settings)
-        frames.append(frame)
-    return frames, map_points(h, screen.well_corners)
-
-
 def test_find_well_on_frames_of_play_sees_the_lattice_that_the_play_filled():
     """The dots of empty "[.]" cells pull a one-frame fit off; over the frames of play, the
     cells the falling piece filled at some moment hold the lattice in place."""
     single, several = [], []
     for seed in range(400, 405):
-        frames, truth = _filmed_play(seed, skin("elektronika1986"))
+        frames, truth = filmed_play(seed, skin("elektronika1986"))
         one = find_well(frames[len(frames) // 2])
         single.append(np.inf if one is None else _worst_corner_px(one.corners, truth))
         fit = find_well(frames)
@@ -127,7 +109,7 @@ def test_refine_corners_does_not_shrink_an_open_well_of_cells_with_gaps():
     out 1.2-2.6 px too narrow on these scenes (mean 1.7 px)."""
     width_errors = []
     for seed in range(500, 506):
-        frames, truth = _filmed_play(seed, skin("gradient_open"))
+        frames, truth = filmed_play(seed, skin("gradient_open"))
         fit = refine_corners(frames, truth)
         width = np.linalg.norm(fit.corners[1] - fit.corners[0]) + np.linalg.norm(fit.corners[2] - fit.corners[3])
         width_errors.append(0.5 * (width - np.linalg.norm(truth[1] - truth[0]) - np.linalg.norm(truth[2] - truth[3])))

@@ -1,0 +1,29 @@
+"""A few frames of synthetic play filmed by one still camera, with the well's true corners."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.render import render
+from gamerig.games.tetris.skins import Skin
+from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+
+
+def filmed_play(seed: int, sk: Skin, count: int = 8) -> tuple[list[np.ndarray], np.ndarray]:
+    """``count`` frames of one still camera while a T falls down the left and the right side of
+    the well over a random stack, and the true well corners."""
+    rng = np.random.default_rng(seed)
+    cells = np.zeros((20, 10), dtype=np.uint8)
+    height = int(rng.integers(2, 9))
+    cells[:height] = rng.random((height, 10)) < 0.6
+    ids = cells * rng.integers(1, 9, size=cells.shape)
+    settings = CameraSettings.random(rng)
+    frames = []
+    for k in range(count):
+        left = 1 if k % 2 == 0 else 8  # the T's left column, 1-based
+        falling = [(left, 19 - 2 * k), (left + 1, 19 - 2 * k), (left + 2, 19 - 2 * k), (left + 1, 18 - 2 * k)]
+        screen = render(Board(cells=cells), sk, falling=falling, falling_piece="T", next_piece="I", stack_ids=ids, seed=seed)
+        frame, h = film(screen.image, rng, settings)
+        frames.append(frame)
+    return frames, map_points(h, screen.well_corners)
