@@ -27,9 +27,9 @@ gradient, the middles of cells carry little.
    outline is no wall (an open well), its edges are its cells' own, which lie inside the lines
    when cells have gaps: that inset, measured against the lattice of the other pieces (up to
    ``_MAX_INSET_CELLS``), is fitted out.  The first, widest round leaves out the pieces whose
-   edge only a point of them shows (``_SHORT_EDGE``: a dot in an empty cell).  Where most
-   cells show a mark at one place in them (the dots of a text-mode game's empty cells,
-   ``calibration_marks``), each mark adds a point equation (``_MARK_WEIGHT`` line pieces per
+   edge only a point of them shows (``_SHORT_EDGE``: a dot in an empty cell).  Where many
+   cells show a mark at one place in them (the dots of a text-mode game's empty cells; over
+   the frames of play, a glossy cell's highlight: ``calibration_marks``), each mark adds a point equation (``_MARK_WEIGHT`` line pieces per
    axis) that puts it at the marks' common place in its cell: the marks shape the lattice over
    the whole well, the lines and walls place it.  Where lines are
    seen this is sub-pixel; the top of an empty well follows from the rest through the
@@ -669,7 +669,8 @@ def _fit_lines(
     by their strength and robustly (a Cauchy weight on their distance from the fit).  The
     previous corners enter as weak points too, so a part of the well without lines (empty
     rows) follows the rest instead of running away, and the ``straight`` edges of the frame
-    that run along the fit's rows or columns hold its perspective (``calibration_lines``).
+    that run along the fit's rows or columns hold its perspective (``calibration_lines``), and
+    the first of the ``marks`` that a lattice's cells show put each at one place in its cell.
     An open outline's pieces (see ``_Pieces.inward``) are fitted as lying a common inset
     inside their lines, measured each round against the fit of the other pieces."""
     current = np.asarray(corners, dtype=np.float64)

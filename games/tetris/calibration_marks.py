@@ -24,7 +24,9 @@ import numpy as np
 _BLOB_SIGMAS = (1.0, 3.0)  # a difference of Gaussians that answers to a dot a few pixels wide
 _MIN_RESPONSE = 6.0  # grey levels; and at least this many times the frame's typical response
 _NOISE_TIMES = 8.0
-_MAX_PER_FRAME = 1000  # blobs kept per frame: 5 per cell of a 10 x 20 well (600 left out dim dots beside a stack of bright glyphs)
+#: Blobs kept per frame, the strongest: 5 per cell of a 10 x 20 well (600 left out dim dots
+#: beside a stack of bright glyphs).
+_MAX_PER_FRAME = 1000
 #: A mark this far (cells, per axis) from the common place in its cell is not one of them.
 _SPREAD_CELLS = 0.12
 #: Marks count when they are in at least this share of the well's cells: in one frame (the
