@@ -62,7 +62,7 @@ Measured (2 Dec 2026, working tree at commit abc57a0, ``gamerigctl bench vision 
 --seed 0 --json`` on the shared 2-core machine): 42.8 s wall, 25.9 s CPU, so 10,000 frames
 take about 2.2 minutes of one core.  20 scenes; calibration 60% within 3 px (median worst
 corner 1.79 px; that find_well has since been improved: calibration.py's docstring has its
-figures, 96% of the 100 scenes of ``--frames 10000``); on 1533 play frames cell accuracy and board
+figures: 99% of the 100 scenes of ``--frames 10000``, 97% with ``--seed 1``); on 1533 play frames cell accuracy and board
 exact match (325 commits) 100%; 50 spawn events, piece accuracy 100%, 0 false and 0 missed
 spawns; hard frames: line clear 61 (3 right commits), tear 37 (1 right commit), after a bump
 107 (all flagged), game over 262 (242 flagged, 4 wrong commits: the grey fill's first rows
