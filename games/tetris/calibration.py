@@ -29,11 +29,11 @@ gradient, the middles of cells carry little.
    ``_MAX_INSET_CELLS``), is fitted out.  The first, widest round leaves out the pieces whose
    edge only a point of them shows (``_SHORT_EDGE``: a dot in an empty cell).  Where many
    cells show a mark at one place in them (the dots of a text-mode game's empty cells; over
-   the frames of play, a glossy cell's highlight: ``calibration_marks``), each mark adds a point equation (``_MARK_WEIGHT`` line pieces per
-   axis) that puts it at the marks' common place in its cell: the marks shape the lattice over
-   the whole well, the lines and walls place it.  Where lines are
-   seen this is sub-pixel; the top of an empty well follows from the rest through the
-   perspective.
+   the frames of play, a glossy cell's highlight: ``calibration_marks``), each mark adds a
+   point equation (``_MARK_WEIGHT`` line pieces per axis) that puts it at the marks' common
+   place in its cell: the marks shape the lattice over the whole well, the lines and walls
+   place it.  Where lines are seen this is sub-pixel; the top of an empty well follows from
+   the rest through the perspective.
 3. Whole-cell moves: the fit moved by up to five cells, or with one edge moved by a cell (a
    wrong pitch) or half a cell (a wall's far edge), is rescored and the best moves refitted;
    again (three rounds at most) while that moves it.
@@ -56,10 +56,9 @@ not over more scenes; the median, 1.5 px, is).  With the marks over the frames o
 and 0.93 px, 1.9 s per call.  The marks of empty cells in the middle frame alone had brought
 every elektronika1986 scene home: seed 0 212 of 220, seed 1 212, median 0.93 and 0.91 px,
 1.5 s per call (these runs on a machine about a third slower than the figures below).
-Before them, moves of
-up to 5 cells (``_MAX_SHIFT_CELLS``, 4 before) brought seed 0's scene 93 home (5 columns off
-before) and lost no scene: seed 0 211 of 220, seed 1 210 (the failures are those listed below
-less 93).  The figures below are of 4 cells.  Measured
+Before them, moves of up to 5 cells (``_MAX_SHIFT_CELLS``, 4 before) brought seed 0's scene
+93 home (5 columns off before) and lost no scene: seed 0 211 of 220, seed 1 210 (the failures
+are those listed below less 93).  The figures below are of 4 cells.  Measured
 with ``.venv/bin/python tests/calibration_eval.py --scenes 220 --seed 0`` (the scenes of
 ``gamerigctl bench vision --frames 22000``, calibration only; find_well gets the bench's 24
 frames spread over each scene's 1.7 s of play): the well within 3 px on 210 of 220 scenes
