@@ -41,7 +41,7 @@ gradient, the middles of cells carry little.
    on lattice lines that hold along their length, with enough support; a fit below
    ``MIN_SCORE`` gives None.
 
-``refine_corners`` is steps 2 and 4 from the given corners (without the marks), about 60 ms a call.  Before the
+``refine_corners`` is steps 2 and 4 from the given corners, about 60 ms a call.  Before the
 straight edges (not measured since), from the true corners moved up to 6 px at random, on 12
 scenes per skin of an earlier version of the bench's scenes: within 3 px on 68% of the tuning skins' scenes (median 1.65 px; every skin
 with grid lines or walls 1.5-2 px typical), 56% of the held-out skins' (median 2.64 px).  A
@@ -854,9 +854,5 @@ def refine_corners(frames: np.ndarray | Sequence[np.ndarray], corners: np.ndarra
     if rough.shape != (4, 2) or not np.all(np.isfinite(rough)):
         raise ValueError(f"corners must be 4 x 2 finite numbers (TL, TR, BR, BL), got shape {rough.shape}")
     evidence = _Evidence.of(frames)
-    # Not the marks (yet): with them, the simulator rig's elektronika1986 well came out closer to
-    # the truth (0.5-0.8 px against 1.0-1.8 px) but two level-10 runs of two lost their game with
-    # pieces seen late, where the run without them played its 1,000 pieces; until the recognition
-    # is checked against the closer corners, a refinement stays what it was.
-    fitted = _fit_lines(evidence.gx, evidence.gy, rough, cols, rows, straight_edges(_middle_gray(frames)))
+    fitted = _fit_lines(evidence.gx, evidence.gy, rough, cols, rows, straight_edges(_middle_gray(frames)), _marks(frames))
     return WellFit(corners=fitted.astype(np.float32), score=_lattice_agreement(evidence, fitted, cols, rows))
