@@ -794,11 +794,12 @@ def _middle_gray(frames: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
     return _gray(frames if isinstance(frames, np.ndarray) else frames[len(frames) // 2])
 
 
-def _marks(frames: np.ndarray | Sequence[np.ndarray]) -> tuple[CellMarks, CellMarks]:
-    """The marks the fit may use, the likelier first: those of empty cells in the middle frame,
-    then those over all the frames (see ``calibration_marks``)."""
+def _marks(frames: np.ndarray | Sequence[np.ndarray], middle_gray: np.ndarray) -> tuple[CellMarks, CellMarks]:
+    """The marks the fit may use, the likelier first: those of empty cells in the middle frame
+    (``middle_gray``, as ``_middle_gray`` gives it), then those over all the frames (see
+    ``calibration_marks``)."""
     every = [frames] if isinstance(frames, np.ndarray) else list(frames)
-    return CellMarks.still(_middle_gray(frames)), CellMarks.over_play([_gray(frame) for frame in every])
+    return CellMarks.still(middle_gray), CellMarks.over_play([_gray(frame) for frame in every])
 
 
 def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: int = 20) -> WellFit | None:
@@ -816,7 +817,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
     gx, gy = _along_edges(evidence.gx, evidence.gy)
     gray = _middle_gray(frames)
     frame_edges = straight_edges(gray)
-    marks = _marks(frames)
+    marks = _marks(frames, gray)
     tilt = _dominant_angle(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))
     height, width = gray.shape
     half = (width // 2, height // 2)
@@ -854,5 +855,6 @@ def refine_corners(frames: np.ndarray | Sequence[np.ndarray], corners: np.ndarra
     if rough.shape != (4, 2) or not np.all(np.isfinite(rough)):
         raise ValueError(f"corners must be 4 x 2 finite numbers (TL, TR, BR, BL), got shape {rough.shape}")
     evidence = _Evidence.of(frames)
-    fitted = _fit_lines(evidence.gx, evidence.gy, rough, cols, rows, straight_edges(_middle_gray(frames)), _marks(frames))
+    gray = _middle_gray(frames)
+    fitted = _fit_lines(evidence.gx, evidence.gy, rough, cols, rows, straight_edges(gray), _marks(frames, gray))
     return WellFit(corners=fitted.astype(np.float32), score=_lattice_agreement(evidence, fitted, cols, rows))

@@ -86,5 +86,5 @@ def test_the_highlights_a_falling_piece_carries_hold_a_glossy_open_wells_fit(mon
         return float(np.median(worst))
 
     assert median_worst_corner() <= 2.0
-    monkeypatch.setattr(calibration, "_marks", lambda frames: ())
+    monkeypatch.setattr(calibration, "_marks", lambda frames, middle_gray: ())
     assert median_worst_corner() > 2.0  # what the lines alone give: the test sees the marks' part
