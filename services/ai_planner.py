@@ -133,10 +133,20 @@ class Planner:
         return None
 
     def warm_up(self) -> None:
-        """Plan one piece on an empty board: loads the compiled kernels (most of a second the first
-        time), so the first real piece is not late."""
+        """Load every compiled kernel that planning calls, so that no piece in play waits for one:
+        a kernel's first call loads it from numba's cache (most of a second) or compiles it (some
+        20 s, once per installation).  Each is called here directly rather than through
+        ``decide``, whose keys, late after that wait, would not reach the settling of a placement:
+        the first piece planned in play did, and waited a second at level 10 (five pieces fell
+        unsteered at the start of a bench run)."""
         rules = self.rules
-        self.decide(Board(rules.width, rules.height), FallingPiece("T", 1, rules.spawn_x, rules.spawn_y - 1), "I", 1, self.clock())
+        board = Board(rules.width, rules.height)
+        for next_piece in ("I", None):  # the two-piece search with the preview, the one-piece without
+            placement = self.player.choose(board, "T", next_piece).placement
+        assert placement is not None, "every piece has a placement on an empty board"
+        self._candidates(board, placement)
+        self.landing(board, placement)
+        self.settle(board, placement)
 
     def keys_to(
         self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool,

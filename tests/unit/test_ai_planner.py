@@ -3,6 +3,10 @@ spawn row does not allow waits for that fall, and the column moves go first."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from gamerig.daemon.player_config import load_player
@@ -72,3 +76,41 @@ def test_a_placement_is_landed_again_on_a_stack_that_changed_under_it(planner: P
     moved = planner.landing(stack, decision.placement)
     assert moved is not None and (moved.rotations, moved.x) == (decision.placement.rotations, decision.placement.x)
     assert moved.y == decision.placement.y + 3  # on the three rows now under it
+
+
+#: Run in a fresh interpreter (in this one other tests may have loaded the kernels already): after
+#: the warm-up, planning pieces as play does must load or compile no kernel, which would hold up
+#: the first piece in play by a second or more.
+AFTER_WARM_UP = """
+import json
+from numba.core.registry import CPUDispatcher
+from gamerig.daemon.player_config import load_player
+from gamerig.games.tetris import kernel
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.rules import Rules
+from gamerig.services.ai_planner import Planner
+from gamerig.services.ai_settings import AiSettings
+
+rules = Rules()
+dispatchers = {name: f for name, f in vars(kernel).items() if isinstance(f, CPUDispatcher)}
+loaded = lambda: {name: len(f.signatures) for name, f in dispatchers.items()}
+planner = Planner(AiSettings(rules=rules, initial_level=10, preview=True, player=load_player("gamerig"), key_interval_s=0.06))
+planner.warm_up()
+warm = loaded()
+board = Board(rules.width, rules.height)
+for kind, next_piece in (("J", "T"), ("S", None), ("I", "O")):
+    decision = planner.decide(board, FallingPiece(kind, 1, rules.spawn_x, rules.spawn_y - 1), next_piece, 10, planner.clock())
+    board = decision.predicted
+    planner.landing(board, decision.placement)
+planner.drop_in_place(board, FallingPiece("O", 1, rules.spawn_x, rules.spawn_y - 1), 10, planner.clock())
+print(json.dumps({"warm": warm, "after": loaded()}))
+"""
+
+
+def test_after_the_warm_up_planning_in_play_loads_no_kernel() -> None:
+    run = subprocess.run([sys.executable, "-c", AFTER_WARM_UP], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    loaded = json.loads(run.stdout.splitlines()[-1])
+    assert loaded["after"] == loaded["warm"], {name: n for name, n in loaded["after"].items() if n != loaded["warm"][name]}
+    assert sum(loaded["warm"].values()) >= 5  # the kernels really are numba's and were loaded
