@@ -17,11 +17,12 @@ The piece spawns on a gravity tick, so its first fall comes a fall step after th
 waits for that fall (``key_t``) while the column moves go first.  Not planned ahead: the first
 pieces, until the timing is learned, and pieces whose keys cannot finish in time.
 
-The piece is adopted when the camera shows it, if it appeared when predicted; only then is its
-prediction published (the watchdog checks each landing against the newest prediction for that
-letter) and the model advanced.  A piece that appeared at another time (a lost drop, a missed
-spawn), a halt, a pause or a resync discards the plan made ahead: the piece is planned from sight,
-and everything the closed loop checks still applies.  The lost-drop check
+The piece is adopted when the camera shows it, if it appeared when predicted or shows a pose its
+keys lead to (the camera may name it late); only then is its prediction published (the watchdog
+checks each landing against the newest prediction for that letter) and the model advanced.  A piece
+that appeared at another time off its keys' way (a lost drop, a missed spawn), a halt, a pause or a
+resync discards the plan made ahead: the piece is planned from sight, and everything the closed
+loop checks still applies.  The lost-drop check
 (services/ai_lost_drop.py) is skipped while a plan made ahead for a piece of the same letter is
 under way (that piece leaves its spawn pose at once, so the check would take it for the dropped
 one).
@@ -34,12 +35,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
 from gamerig.games.tetris.rules import iteration_delay
 
+from .ai_lost_drop import poses_along
 from .ai_model import GameModel
 from .ai_planner import PieceDecision, Planner
 from .ai_settings import AiSettings
@@ -217,10 +220,13 @@ class PlanAhead:
 
     def _promote_ahead(self, seen: FallingPiece, seq: int, t_seen: float, next_piece: str | None) -> bool:
         """A new piece is seen: if it is the one sent ahead and appeared when predicted, it becomes
-        the piece in play (its prediction is published now); also when seen later, if its keys are
-        all pressed and it shows at their target (the camera may not tell a piece for a while: it
-        was steered home, and planning it again from where it is could only miss).  False: plan it
-        from sight."""
+        the piece in play (its prediction is published now); also when seen later, if it shows at
+        the target of its keys, all pressed, or anywhere on their way (:func:`on_its_path`).  The
+        camera may not tell a piece for a while after the one before it locked: a piece that moves
+        at every frame gives the camera's filter no two frames alike to commit, and at level 10 on
+        a loaded machine it named pieces 0.11-0.14 s after their spawn, their keys well under way.
+        Planned again from that frame's pose, stale by the keys pressed since, they landed off their
+        predictions (3 mismatches and a deadline miss in 1,000 pieces).  False: plan it from sight."""
         ahead = self.ahead
         if ahead is None or ahead.piece != seen.kind:
             return False
@@ -233,7 +239,7 @@ class PlanAhead:
         step = iteration_delay(ahead.level)  # a drop that acted just before a tick spawns the piece a step early
         on_time = appeared is not None and ahead.start[1] - step - 2 * frame <= appeared <= ahead.start[1] + step + SPAWN_LATE_S
         steered_home = ahead.relay_done and (seen.orientation, seen.x) == (ahead.plan.target.orientation, ahead.plan.target.x)
-        if not on_time and not steered_home:
+        if not on_time and not steered_home and not on_its_path(ahead.board_before, ahead.plan.start, ahead.plan.keys, seen):
             self.counters.ahead_discarded += 1
             log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
             return False
@@ -275,3 +281,12 @@ def first_fall(level: int) -> tuple[float, float]:
     on a gravity tick), give or take the error of the learned tick times."""
     step = iteration_delay(level)
     return (step - TICK_MARGIN_S, step + TICK_MARGIN_S)
+
+
+def on_its_path(board: Board, start: FallingPiece, keys: Sequence[str], seen: FallingPiece) -> bool:
+    """Whether ``seen`` shows the turn and column that some of ``keys`` (the first ones, none
+    included) lead the piece to from ``start``: the piece planned ahead, its keys acting, only
+    seen late.  The keys' timing is not checked (the frame may lag them by any number of them);
+    keys that went astray before the piece spawned leave it off this path, or the closed loop
+    corrects it."""
+    return any((pose.orientation, pose.x) == (seen.orientation, seen.x) for pose in poses_along(board, start, keys, above_allowed=True))
