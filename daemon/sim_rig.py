@@ -22,8 +22,9 @@ and the end-to-end tests start.
    changes (:meth:`SimRig.calibrate`).  From step 3 on, the board is kept clear (the simulator's calibration-mode ``clear``): the game
    runs unplayed until step 5, and at level 10 a start-up slowed by a loaded machine (30 s) let
    it top out before play began.
-5. The board is cleared again, the piece in play put back at the top, and ``play`` is sent; the
-   faults of the options are posted then, so their times count from the start of play.
+5. Once the watchdog has ended its start-up halt (it learns of the calibration from the camera's
+   state), the board is cleared again, the piece in play put back at the top, and ``play`` is
+   sent; the faults of the options are posted then, so their times count from the start of play.
 
 :meth:`SimRig.stop`: SIGTERM to gamerigd (it releases the relays first and stops its services),
 then to the simulator; SIGKILL only after a timeout.  Every path out of :meth:`start` stops what
@@ -71,6 +72,9 @@ CALIBRATE_S = 60.0
 CALIBRATION_FRAMES = 30
 CALIBRATION_EVERY_S = 0.4
 CLEAR_EVERY_S = 0.2
+#: From a good calibration to the watchdog ending its start-up halt (it learns the calibration from
+#: the camera's state, sent every second).
+WATCHDOG_READY_S = 15.0
 STOP_S = 10.0
 
 
@@ -256,6 +260,7 @@ class SimRig:
             with self._board_kept_clear():
                 self.gamerigd.start()
                 self.calibration = self.calibrate()
+                self._wait_watchdog_ready()
             self.fault("clear")  # play starts on an empty board too
             self._piece_to_the_top()
             self.request("play")
@@ -305,6 +310,17 @@ class SimRig:
         if reply.get("ok") is not True:
             raise RigFailed(f"calibration failed: {reply.get('message') or reply.get('error')}")
         return reply
+
+    def _wait_watchdog_ready(self) -> None:
+        """Until the watchdog has ended its start-up halt: play sent before that began with the piece
+        falling unsteered until the watchdog learned of the calibration (up to a second: at level 10
+        the first piece was planned at row 11 and missed its deadline)."""
+        deadline = time.monotonic() + WATCHDOG_READY_S
+        while (watchdog := self.status().get("watchdog")) is None or watchdog.get("halted") is not False:
+            if time.monotonic() > deadline:
+                reason = watchdog.get("reason") if watchdog else "no wd.state"
+                raise RigFailed(f"the watchdog still halts play {WATCHDOG_READY_S:g} s after the calibration: {reason}")
+            time.sleep(0.1)
 
     def _piece_to_the_top(self) -> None:
         """The piece in play back at the top: it fell unplayed during the start-up, and one too low
