@@ -23,8 +23,9 @@ and the end-to-end tests start.
    runs unplayed until step 5, and at level 10 a start-up slowed by a loaded machine (30 s) let
    it top out before play began.
 5. Once the watchdog has ended its start-up halt (it learns of the calibration from the camera's
-   state), the board is cleared again, the piece in play put back at the top, and ``play`` is
-   sent; the faults of the options are posted then, so their times count from the start of play.
+   state), the board is cleared again, the piece in play put back at the top, and once the camera
+   can show it there, ``play`` is sent; the faults of the options are posted then, so their times
+   count from the start of play.
 
 :meth:`SimRig.stop`: SIGTERM to gamerigd (it releases the relays first and stops its services),
 then to the simulator; SIGKILL only after a timeout.  Every path out of :meth:`start` stops what
@@ -75,6 +76,10 @@ CLEAR_EVERY_S = 0.2
 #: From a good calibration to the watchdog ending its start-up halt (it learns the calibration from
 #: the camera's state, sent every second).
 WATCHDOG_READY_S = 15.0
+#: From putting the piece back at the top to sending play: the camera shows the screen some 50-90 ms
+#: late, and an ai that took play at once planned the piece from a frame still showing it lower
+#: down, then again once it showed at the top (two predictions for one piece: a mismatch).
+CAMERA_CATCH_UP_S = 0.25
 STOP_S = 10.0
 
 
@@ -263,6 +268,7 @@ class SimRig:
                 self._wait_watchdog_ready()
             self.fault("clear")  # play starts on an empty board too
             self._piece_to_the_top()
+            time.sleep(CAMERA_CATCH_UP_S)
             self.request("play")
             self.play_started_t = time.monotonic()
             for spec in o.faults:
