@@ -78,7 +78,7 @@ from typing import Any
 
 from gamerig.daemon.bus import Message
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
 from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
@@ -359,8 +359,14 @@ class AiService(PlanAhead):
         if decision is None:
             self.skipped = start
             self.following = True
+            pose = (start.orientation, start.x, start.y)
+            if after_key(board, start, DROP) == start:
+                # First seen resting on the stack: no plan could have placed it, so no deadline was
+                # missed (after a halt for a camera hiccup: its drop had gone down before it).
+                log.info("piece %s at %s: first seen resting on the stack, left to lock", start.kind, pose)
+                return
             self.counters.deadline_misses += 1
-            log.warning("piece %s at %s: no placement can be reached in time", start.kind, (start.orientation, start.x, start.y))
+            log.warning("piece %s at %s: no placement can be reached in time", start.kind, pose)
             return
         self.counters.plan_ms.append(decision.elapsed_s * 1000.0)
         self._roots += 1

@@ -27,7 +27,7 @@ import zmq
 from gamerig.daemon.bus import Endpoints, Message, Publisher, Subscriber
 from gamerig.daemon.player_config import config_dir
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import Game
+from gamerig.games.tetris.engine import DROP, Game, after_key
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.games.tetris.sequence import RandomPieces
 from support.bus_proxy import running_proxy
@@ -331,3 +331,15 @@ def test_a_key_lost_early_in_a_part_is_corrected_as_soon_as_the_part_ends(world:
     assert world.lost, "no key was lost: the test did not exercise the correction"
     world.assert_landed_as_predicted(3)
     assert world.wait_stat("lost_keys", 1) == 1, "the loss was not seen before the closed loop's own frames"
+
+
+def test_a_piece_first_seen_resting_on_the_stack_is_no_deadline_miss(world: World) -> None:
+    # As after a halt for a camera hiccup: the ai forgot the piece, whose drop had gone down.
+    while (piece := world.game.piece) is None or after_key(world.game.board, piece, DROP) != piece:
+        world.run(pieces=1, timeout=10.0, only_for_s=0.01)
+    world.control.publish("ctl.play", {})
+    world.wait_heartbeat("active")
+    world.run(pieces=2, timeout=25.0)  # it locks where it rests, and the next piece is planned and placed
+    assert world.wait_stat("plans", 1) >= 1
+    assert world.wait_stat("deadline_misses", 1, timeout=1.5) == 0
+
