@@ -28,7 +28,8 @@ The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the 
 * **a new piece appeared**: the falling piece's cells stay where they were and a new tetromino
   appears: the old piece locked, so ``landed`` for it (where it was last seen), then ``spawn``.
   Or the falling piece dropped, locked and the next one spawned between two committed boards:
-  the new cells are a tetromino of the falling piece's type and a new piece in the spawn area:
+  the new cells are a tetromino of the falling piece's type and a new piece near the top (within
+  ``NEXT_PIECE_ROWS``: it may have moved and turned already), when only one such reading exists:
   ``landed`` where it rests, then ``spawn``;
   While only one to three cells of the new piece show (it comes in over the top row), nothing
   is reported yet: a misread cell up there must not end a piece;
@@ -98,6 +99,11 @@ from .temporal import PIECE_CELLS, FilterUpdate
 Cells = frozenset[tuple[int, int]]
 #: A new piece shows whole within this many top rows (the height of the tallest piece).
 SPAWN_AREA_ROWS = PIECE_CELLS
+#: A piece that spawned after a drop, between two committed boards, is found within this many top
+#: rows: at level 10 a plan made ahead moves and turns it at once while the camera skips frames
+#: under load, and an I stood upright three rows down before the camera committed a board (the
+#: tracker then explained nothing for 0.75 s, and the rig played blind).
+NEXT_PIECE_ROWS = 2 * SPAWN_AREA_ROWS
 EventKind = Literal["spawn", "landed", "rows_cleared", "game_over"]
 
 
@@ -416,8 +422,8 @@ class PieceTracker:
             arrival = self._arrival(self._stack | part, new & ~part, observation, timestamp)
             if not isinstance(arrival, _Step) or arrival.falling is None:
                 continue
-            if max(y for _, y in piece_cells_of(arrival.falling)) <= len(new) - SPAWN_AREA_ROWS:
-                continue  # the next piece is in the spawn area, the landed one below it
+            if max(y for _, y in piece_cells_of(arrival.falling)) <= len(new) - NEXT_PIECE_ROWS:
+                continue  # the next piece is near the top, the landed one below it
             landed = Event("landed", timestamp, piece.name, _sorted(_cells(part)))
             found.append(_Step(arrival.stack, arrival.falling, (landed, *arrival.events), arrival.reason))
         return found[0] if len(found) == 1 else None

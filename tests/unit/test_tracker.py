@@ -21,7 +21,7 @@ from gamerig.games.tetris.recognition import GridCalibration, Observation
 from gamerig.games.tetris.rules import Rules
 from gamerig.games.tetris.sequence import FixedPieces, PieceSource, RandomPieces
 from gamerig.games.tetris.temporal import BoardFilter
-from gamerig.games.tetris.tracker import Event, PieceTracker, TrackerUpdate
+from gamerig.games.tetris.tracker import SPAWN_AREA_ROWS, Event, PieceTracker, TrackerUpdate
 
 ROWS, COLS = 20, 10
 FRAME_S = 1 / 60
@@ -291,8 +291,8 @@ def test_after_a_camera_outage_the_piece_that_spawned_unseen_is_followed_at_its_
     screen.hold = 0
     while screen.game.pieces < 1:
         screen.act(FALL)
-    for _ in range(6):
-        screen.act(FALL)  # the S spawns and falls
+    for _ in range(10):
+        screen.act(FALL)  # the S spawns and falls below the rows where a next piece is looked for
     screen.time += 1.0
     screen.hold = 2
     screen.act(FALL)
@@ -345,6 +345,25 @@ def test_a_drop_lock_and_spawn_the_filter_saw_in_one_commit_are_landed_and_spawn
     screen.act(DROP)
     screen.act(FALL)
     assert _kinds(screen.events) == [("spawn", "O"), ("landed", "O"), ("spawn", "T"), ("landed", "T"), ("spawn", "I")]
+    assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
+
+
+def test_a_next_piece_that_moved_turned_and_fell_before_the_commit_is_still_its_spawn():
+    # level 10, a plan made ahead: the I is pushed right, stood upright and falls while the camera
+    # commits no board (frames skipped under load); it is found below the spawn rows
+    screen = Screen(FixedPieces("OIT", repeat=False))
+    screen.act(FALL)
+    screen.act(FALL)
+    screen.hold = 0
+    screen.act(DROP)
+    screen.act(FALL)  # the I spawns
+    for action in (RIGHT, RIGHT, ROTATE, FALL, FALL, FALL, FALL):
+        screen.act(action)
+    screen.hold = 2
+    screen.act(FALL)
+    assert screen.game.piece is not None and max(y for _, y in screen.game.piece.cells()) <= ROWS - SPAWN_AREA_ROWS
+    assert _kinds(screen.events) == [("spawn", "O"), ("landed", "O"), ("spawn", "I")]
+    assert screen.updates[-1].status == "tracking" and screen.updates[-1].falling.name == "I"
     assert np.array_equal(screen.updates[-1].stack, screen.game.board.cells.astype(bool))
 
 
