@@ -23,9 +23,9 @@ and the end-to-end tests start.
    runs unplayed until step 5, and at level 10 a start-up slowed by a loaded machine (30 s) let
    it top out before play began.
 5. Once the watchdog has ended its start-up halt (it learns of the calibration from the camera's
-   state), the board is cleared again, the piece in play put back at the top, and once the camera
-   can show it there, ``play`` is sent; the faults of the options are posted then, so their times
-   count from the start of play.
+   state), the board is cleared again and the piece in play kept at the top until the camera shows
+   it falling on the empty board (:meth:`SimRig._start_on_an_empty_board`), and ``play`` is sent;
+   the faults of the options are posted then, so their times count from the start of play.
 
 :meth:`SimRig.stop`: SIGTERM to gamerigd (it releases the relays first and stops its services),
 then to the simulator; SIGKILL only after a timeout.  Every path out of :meth:`start` stops what
@@ -45,7 +45,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +61,7 @@ from gamerig.games.tetris.skins import Skin, skin as skin_by_name
 from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, CameraSettings, homography, map_points
 from gamerig.hardware.sim.target import TargetOptions
 
-from .bus import ControlClient, DaemonNotRunning, Endpoints
+from .bus import ControlClient, DaemonNotRunning, Endpoints, Subscriber
 from .rig_config import load_rig_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +76,10 @@ CLEAR_EVERY_S = 0.2
 #: From a good calibration to the watchdog ending its start-up halt (it learns the calibration from
 #: the camera's state, sent every second).
 WATCHDOG_READY_S = 15.0
+#: The longest wait for the camera to show the board cleared at the start of play, and how often
+#: the piece in play is put back at the top meanwhile (at level 10 it lands within a second).
+CAMERA_SETTLE_S = 10.0
+PIECE_BACK_TO_TOP_S = 0.4
 #: From putting the piece back at the top to sending play: the camera shows the screen some 50-90 ms
 #: late, and an ai that took play at once planned the piece from a frame still showing it lower
 #: down, then again once it showed at the top (two predictions for one piece: a mismatch).
@@ -198,6 +202,14 @@ class RigDaemon:
         """gamerigd's status reply."""
         return self.request("status")
 
+    def subscriber(self, prefixes: Sequence[str]) -> Subscriber:
+        """A subscriber to the rig's bus (the caller closes it), connected."""
+        if self.endpoints is None:
+            raise DaemonNotRunning("no rig config written yet")
+        subscriber = Subscriber(self._context, self.endpoints, prefixes)
+        subscriber.wait_connected(2.0)
+        return subscriber
+
     def healthy(self) -> bool:
         """gamerigd answers and says every service is alive."""
         try:
@@ -266,9 +278,7 @@ class SimRig:
                 self.gamerigd.start()
                 self.calibration = self.calibrate()
                 self._wait_watchdog_ready()
-            self.fault("clear")  # play starts on an empty board too
-            self._piece_to_the_top()
-            time.sleep(CAMERA_CATCH_UP_S)
+            self._start_on_an_empty_board()
             self.request("play")
             self.play_started_t = time.monotonic()
             for spec in o.faults:
@@ -327,6 +337,43 @@ class SimRig:
                 reason = watchdog.get("reason") if watchdog else "no wd.state"
                 raise RigFailed(f"the watchdog still halts play {WATCHDOG_READY_S:g} s after the calibration: {reason}")
             time.sleep(0.1)
+
+    def _start_on_an_empty_board(self) -> None:
+        """The board cleared and the piece in play at the top, and the camera showing that.  A piece
+        that landed since the last clear vanishes with this one, and the camera's tracker takes a
+        board whose settled cells vanished only after 0.75 s of frames it cannot explain: play
+        sent meanwhile began blind, the piece fell unseen (a level-10 run's first piece was first
+        seen at row 4, too low to place).  So the piece is kept at the top until the camera shows
+        it falling on an empty board."""
+        frames = self.gamerigd.subscriber(["obs.frame"])
+        self.fault("clear")
+        shown_after = time.monotonic() + CAMERA_CATCH_UP_S  # earlier pictures may predate the clear
+        try:
+            deadline = time.monotonic() + CAMERA_SETTLE_S
+            while not self._camera_shows_an_empty_board(frames, shown_after, PIECE_BACK_TO_TOP_S):
+                if time.monotonic() > deadline:
+                    raise RigFailed(f"the camera did not show the cleared board within {CAMERA_SETTLE_S:g} s")
+                self._piece_to_the_top()  # not to land meanwhile
+        finally:
+            frames.close()
+        self._piece_to_the_top()
+        time.sleep(CAMERA_CATCH_UP_S)
+
+    @staticmethod
+    def _camera_shows_an_empty_board(frames: Subscriber, captured_after: float, within_s: float) -> bool:
+        """Whether an obs.frame within ``within_s``, captured after ``captured_after``, is sure of a
+        falling piece on an empty board."""
+        until = time.monotonic() + within_s
+        while (left := until - time.monotonic()) > 0:
+            message = frames.receive(left)
+            if message is None:
+                return False
+            body = message.body
+            board = body.get("board")
+            empty = isinstance(board, list) and not any("#" in row for row in board)
+            if body.get("t_capture", 0.0) > captured_after and body.get("status") == "ok" and body.get("falling") and empty:
+                return True
+        return False
 
     def _piece_to_the_top(self) -> None:
         """The piece in play back at the top: it fell unplayed during the start-up, and one too low
