@@ -193,13 +193,9 @@ class KeyEffects:
 
     def seen(self, before: tuple[int, int], after: tuple[int, int], t_capture: float) -> float | None:
         """The falling piece's (orientation, x) changed from ``before`` to ``after`` in the frame of
-        ``t_capture``: the down_t of the press that did it, if one key explains the change and one
-        press of it can have.  The oldest unpaired press of that key is used up either way, but
-        with another one before the frame the pairing is ambiguous and gives no sample: an earlier
-        press that never showed (lost, blocked by a wall, or its pose missed by the camera, as a
-        step aside and back at the spawn was) would pair late.  Such samples, all a key's cadence
-        high, were the only ones at a level-5 start: the ticks came 70 ms early, and the keys of
-        the next pieces planned ahead went down before those pieces spawned."""
+        ``t_capture``: the down_t of the press that did it, if one key explains the change.  The
+        oldest unpaired press of that key is taken (an earlier one that never showed was lost or
+        blocked, and a late pairing only raises a sample, which the low quantile ignores)."""
         (o0, x0), (o1, x1) = before, after
         if o0 == o1 and x1 == x0 - 1:
             key = "left"
@@ -209,12 +205,11 @@ class KeyEffects:
             key = "rotate"
         else:
             return None
-        candidates = [i for i, (k, down_t) in enumerate(self._pressed) if k == key and t_capture - MAX_EFFECT_AGE_S <= down_t < t_capture]
-        if not candidates:
-            return None
-        down_t = self._pressed[candidates[0]][1]
-        del self._pressed[candidates[0]]
-        return down_t if len(candidates) == 1 else None
+        for i, (k, down_t) in enumerate(self._pressed):
+            if k == key and t_capture - MAX_EFFECT_AGE_S <= down_t < t_capture:
+                del self._pressed[i]
+                return down_t
+        return None
 
 
 def _low(values: list[float]) -> float:
