@@ -19,7 +19,11 @@ figures: a real game on a fixed gravity timer is learned the same way.
 - The gravity ticks: a frame that shows the piece one row lower than the frame before it is the
   first picture of a tick; gravity runs every ``period`` (the level's fall step in whole frames)
   on a fixed schedule, so the ticks' phase in capture time is the low envelope of these pictures
-  modulo the period, and on the key clock it is that minus the view latency.  A tick ``g`` on the
+  modulo the period, and on the key clock it is that minus the view latency.  Modulo the period
+  a picture late by more than three quarters of it looks early: pictures more than a quarter
+  period before the typical one are left out (at level 10 on a loaded machine, a tail of pictures
+  25-35 ms late had put the ticks 12-24 ms early, and a tenth of the next pieces spawned a tick
+  before their predicted spawn: their first keys waited 50 ms).  A tick ``g`` on the
   key clock means: a key down before ``g`` acts no later than that gravity step, one down after
   it acts after it.  Both envelopes take a low quantile (ENVELOPE_QUANTILE) of the samples of the
   same last WINDOW_S, so the transport delay they both carry cancels.
@@ -169,6 +173,9 @@ class GameTiming:
         angle = math.atan2(sum(math.sin(2 * math.pi * r / period) for r in residuals), sum(math.cos(2 * math.pi * r / period) for r in residuals))
         centre = angle / (2 * math.pi) * period
         offsets = [(r - centre + period / 2) % period - period / 2 for r in residuals]
+        # A picture that lagged the typical one by more than three quarters of a step wraps round
+        # to look early: left out, or the envelope takes it for the earliest picture of a tick.
+        offsets = [offset for offset in offsets if offset >= -period / 4] or offsets
         return Ticks(ref + centre + _low(offsets) - latency + self.correction_s, period)
 
     def see_spawn(self, predicted_t: float, appeared_t: float, fall_step_s: float) -> None:
