@@ -81,10 +81,17 @@ the start (d1807b1); a piece first seen resting after a camera hiccup counted a 
 (b37192a).  Level 10 x 1000 then: at d2567f4 pieces 1000, deadline_misses 1 (the start, since
 fixed), mismatches 0, glass_to_key_ms p99 25.5, lines_per_piece 0.398 vs 0.398; at 089fa10
 pieces 1000, deadline_misses 0, mismatches 2 (resyncs 6), halts 3 (camera hiccups of 50-55 ms, max
-0.065 s), glass_to_key_ms p50 8.2 / p99 61.1, lines_per_piece 0.399 vs 0.398.  The p99 is past the
+0.065 s), glass_to_key_ms p50 8.2 / p99 61.1, lines_per_piece 0.399 vs 0.398.  The p99 was past the
 target again: on a tenth of the pieces the predicted spawn came a tick (50 ms) after the real one,
-the gravity ticks estimated some 10 ms early, so a drop timed just after a tick went down just
-before it (a wider feedback correction, 12 ms, gave p99 56.9: not the cause; not traced yet).
+the gravity ticks estimated 12-24 ms early, so a drop timed just after a tick went down just
+before it.  The cause: fall pictures 25-35 ms late, which modulo the 50 ms step look early, in the
+ticks' envelope (a wider feedback correction, 12 ms, gave p99 56.9: not the cause).  Without them
+(209d2af): pieces 1000, deadline_misses 0, mismatches 0 (resyncs 2), halts 1 (0.064 s),
+glass_to_key_ms p50 7.5 / p99 24.0, lines_per_piece 0.397 vs 0.397.  At 209d2af too: level 5 x
+300 deadline_misses 0, mismatches 0, lines_per_piece 0.3900 vs 0.3933 (99.2 %); the faults run at
+``freeze=1@200p`` played all 300 (mismatches 1, max_halt_s 1.041, 0.3933 vs 0.3933); level 10 x
+1000 with four freezes lost its game at piece 441, after the second (0.3741 vs 0.3968, 94 %,
+max_halt_s 1.082): at level 10 a freeze leaves a piece or two unsteered.
 Level 5 x 300 at 089fa10: deadline_misses 0, mismatches 0, lines_per_piece 0.3967 vs 0.3933.
 The faults run (``--fault drop=0.02 --fault freeze=1@200p``) played all 300 at ef97e78
 (0.3867 vs 0.3933, 98.3 %, max_halt_s 1.045) and lost its game at piece 287 at 089fa10 (0.3693
