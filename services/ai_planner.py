@@ -141,8 +141,8 @@ class Planner:
         unsteered at the start of a bench run)."""
         rules = self.rules
         board = Board(rules.width, rules.height)
-        for next_piece in ("I", None):  # the two-piece search with the preview, the one-piece without
-            placement = self.player.choose(board, "T", next_piece).placement
+        self.player.choose(board, "T", "I")  # the two-piece search, with the preview
+        placement = self.player.choose(board, "T", None).placement  # the one-piece search, without
         assert placement is not None, "every piece has a placement on an empty board"
         self._candidates(board, placement)
         self.landing(board, placement)
