@@ -344,16 +344,20 @@ class SimRig:
         board whose settled cells vanished only after 0.75 s of frames it cannot explain: play
         sent meanwhile began blind, the piece fell unseen (a level-10 run's first piece was first
         seen at row 4, too low to place).  So the piece is kept at the top until the camera shows
-        it falling on an empty board."""
+        it falling on an empty board.  A piece that lands all the same (at level 10 one spawned low
+        reaches the floor before it is put back) is cleared again: the board must be empty to be
+        shown empty."""
         frames = self.gamerigd.subscriber(["obs.frame"])
-        self.fault("clear")
-        shown_after = time.monotonic() + CAMERA_CATCH_UP_S  # earlier pictures may predate the clear
         try:
+            shown_after = self._clear_with_the_piece_at_the_top()
             deadline = time.monotonic() + CAMERA_SETTLE_S
             while not self._camera_shows_an_empty_board(frames, shown_after, PIECE_BACK_TO_TOP_S):
                 if time.monotonic() > deadline:
                     raise RigFailed(f"the camera did not show the cleared board within {CAMERA_SETTLE_S:g} s")
-                self._piece_to_the_top()  # not to land meanwhile
+                if any("#" in row for row in self.truth().get("board", ())):
+                    shown_after = self._clear_with_the_piece_at_the_top()
+                else:
+                    self._piece_to_the_top()  # not to land meanwhile
         finally:
             frames.close()
         self._piece_to_the_top()
@@ -374,6 +378,13 @@ class SimRig:
             if body.get("t_capture", 0.0) > captured_after and body.get("status") == "ok" and body.get("falling") and empty:
                 return True
         return False
+
+    def _clear_with_the_piece_at_the_top(self) -> float:
+        """Clear the board, put the piece in play back at the top; the time after which a camera
+        frame shows that (earlier pictures may predate the clear)."""
+        self.fault("clear")
+        self._piece_to_the_top()
+        return time.monotonic() + CAMERA_CATCH_UP_S
 
     def _piece_to_the_top(self) -> None:
         """The piece in play back at the top: it fell unplayed during the start-up, and one too low
