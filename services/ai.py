@@ -40,7 +40,9 @@ the drop goes unconfirmed, as the open loop would have pressed it; but not befor
 confirm it has had time to come, while the drop's deadline allows (services/ai_blind_drop.py: a
 piece still in its spawn row can only be confirmed after its first fall).  A frame that shows the piece still falling after
 its drop (services/ai_lost_drop.py: the drop key never reached the game) gets the drop pressed
-again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece.  ``predict.board`` always carries
+again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece; if not even the
+drop is in time, an empty part stops the keys of the next piece's plan made ahead (they would move
+this piece, then the next one, astray) and the piece is predicted where it falls.  ``predict.board`` always carries
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 
@@ -79,6 +81,7 @@ from typing import Any
 from gamerig.daemon.bus import Message
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
+from gamerig.games.tetris.placements import Placement
 from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
@@ -459,13 +462,17 @@ class AiService(PlanAhead):
             return False
         self.counters.retargets += 1
         log.info("plan %s: out of reach from %s, retargeted to %s", active.part_id, (seen.orientation, seen.x, seen.y), decision.placement)
-        self.model.lines += decision.lines_cleared - active.lines_cleared
-        self.model.board = decision.predicted
-        active.placement, active.predicted, active.lines_cleared = decision.placement, decision.predicted, decision.lines_cleared
+        self._predict_again(active, decision.placement, decision.predicted, decision.lines_cleared)
         active.start = (seen.y, t_state)
-        self._publish_prediction(active.root, decision.predicted)
         self._send_next(active, decision.plan, t_state)
         return True
+
+    def _predict_again(self, active: PieceInPlay, placement: Placement, predicted: Board, cleared: int) -> None:
+        """The piece in play lands at ``placement`` instead: the model, and the prediction the watchdog checks."""
+        self.model.lines += cleared - active.lines_cleared
+        self.model.board = predicted
+        active.placement, active.predicted, active.lines_cleared = placement, predicted, cleared
+        self._publish_prediction(active.root, predicted)
 
     def _send_next(self, active: PieceInPlay, plan: KeyPlan, t_state: float) -> None:
         """Make ``plan`` the piece's next part and send it."""
@@ -530,7 +537,7 @@ class AiService(PlanAhead):
         self.last_plan_id = active.part_id
         active.deadline_t = deadline_t
         active.finished = final
-        if final:
+        if final and keys:  # no keys: no drop on its way to plan the next piece from
             self._prepare_ahead(active)
         return True
 
@@ -570,11 +577,23 @@ class AiService(PlanAhead):
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=moved_by_plan_ahead)
         if plan is None:
             if not self._retarget(active, seen, t_state):
-                log.warning("plan %s: its drop was lost and gravity lands it first", active.part_id)
+                self._let_it_fall(active, seen)
             return
         self.counters.drop_retries += 1
         log.info("plan %s: its drop was lost, pressing it again from %s", active.part_id, (seen.orientation, seen.x, seen.y))
         self._send_next(active, plan, t_state)
+
+    def _let_it_fall(self, active: PieceInPlay, seen: FallingPiece) -> None:
+        """The lost drop cannot go down again before gravity lands the piece from ``seen``: stop
+        the keys of the next piece's plan made ahead, which would go on moving this piece and then
+        the next one astray (an empty part supersedes them at the relay), and predict the landing
+        where it falls (a level-10 run with 2 % lost presses lost its game after such landings)."""
+        log.warning("plan %s: its drop was lost and gravity lands it first, from %s", active.part_id, (seen.orientation, seen.x, seen.y))
+        self._predict_again(active, *self.planner.fall_in_place(active.board_before, seen))
+        active.part += 1
+        active.relay_done, active.last_down_t = False, None
+        now = time.monotonic()
+        self._publish_part(active, (), now + iteration_delay(active.level), final=True)
 
     def _pose_now(self, active: PieceInPlay, seen: FallingPiece, t_state: float, dropped_at: float | None) -> FallingPiece:
         """Where the piece whose drop was lost is now: ``seen`` is a frame old, and the keys of the

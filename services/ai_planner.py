@@ -222,13 +222,18 @@ class Planner:
         """``start`` dropped where it is (no turn, no move): the placement that is always quickest,
         for a piece nothing else can reach in time; None if even its drop comes too late."""
         began = self.clock()
-        landed = after_key(board, start, DROP)
-        plan = self.keys_to(board, start, landed, level, t_state, confirm_again=False)
+        plan = self.keys_to(board, start, after_key(board, start, DROP), level, t_state, confirm_again=False)
         if plan is None:
             return None
+        placement, predicted, cleared = self.fall_in_place(board, start)
+        return PieceDecision(placement, plan, predicted, cleared, -1, self.clock() - began)
+
+    def fall_in_place(self, board: Board, start: FallingPiece) -> tuple[Placement, Board, int]:
+        """Where ``start`` lands if nothing moves it: its placement, the board after, the rows cleared."""
+        landed = after_key(board, start, DROP)
         placement = Placement(start.kind, start.orientation - 1, start.x, landed.y, self.rules.spawn_x)
         predicted, cleared = self.settle(board, placement)
-        return PieceDecision(placement, plan, predicted, cleared, -1, self.clock() - began)
+        return placement, predicted, cleared
 
     def landing(self, board: Board, placement: Placement) -> Placement | None:
         """``placement``'s turns and column on ``board``: where the piece lands there (a resync can

@@ -198,6 +198,21 @@ def test_across_plans_only_the_same_key_again_waits_the_gap(rig: Rig) -> None:
     assert other_down - same_up < GAP_MS / 1000 - 0.01
 
 
+def test_a_plan_of_no_keys_stops_the_running_plan(rig: Rig) -> None:
+    """How the ai stops a plan whose keys would go astray (a lost drop left the piece they were
+    meant for unspawned): the empty plan supersedes it and presses nothing itself."""
+    rig.plan("astray", ["left", "right"] * 5, 5.0)
+    rig.expect("relay.key", lambda b: b["plan_id"] == "astray", 5.0)
+    rig.plan("stop", [], 5.0)
+    stopped = rig.expect("relay.done", lambda b: b["plan_id"] == "astray", 5.0)
+    done = rig.expect("relay.done", lambda b: b["plan_id"] == "stop", 5.0)
+    assert stopped.body["ok"] is False and "superseded" in stopped.body["reason"] and stopped.body["pressed"] < 3, stopped.body
+    assert done.body["ok"] is True and done.body["pressed"] == 0
+    time.sleep(0.3)  # the astray plan's later keys were due by now
+    assert len(rig.contacts.closures()) == stopped.body["pressed"]
+    assert rig.board.closed_outputs() == set()
+
+
 def test_key_times_that_are_not_one_per_key_reject_the_plan(rig: Rig) -> None:
     rig.plan("short", ["left", "right"], 5.0, key_t=[time.monotonic()])
     done = rig.expect("relay.done", lambda b: b["plan_id"] == "short", 5.0)

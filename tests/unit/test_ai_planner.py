@@ -67,6 +67,16 @@ def test_a_piece_nothing_else_reaches_in_time_is_dropped_where_it_is(planner: Pl
     assert (decision.placement.orientation, decision.placement.x, decision.placement.y) == (2, 3, floor_y)  # straight down
     assert {(x, y) for x in range(1, 11) for y in range(1, 21) if decision.predicted[x, y]} == set(low_t.moved(0, floor_y - low_t.y).cells())
     assert planner.drop_in_place(Board(10, 20), low_t, 5, -10.0) is None  # seen 10 s ago: it has landed by now
+    # where it falls all the same, with no key: the prediction for a piece whose drop was lost too late
+    assert planner.fall_in_place(Board(10, 20), low_t)[:2] == (decision.placement, decision.predicted)
+
+
+def test_a_piece_left_to_fall_lands_on_the_stack_and_clears_its_rows(planner: Planner) -> None:
+    stack = Board.from_rows(["." * 10] * 18 + ["####.#####"] * 2)
+    upright_i = FallingPiece("I", 2, 5, 15)  # vertical, over the gap
+    placement, predicted, cleared = planner.fall_in_place(stack, upright_i)
+    assert cleared == 2 and (placement.orientation, placement.x) == (2, 5)
+    assert {(x, y) for x in range(1, 11) for y in range(1, 21) if predicted[x, y]} == {(5, 1), (5, 2)}  # the I's top half is left
 
 
 def test_a_placement_is_landed_again_on_a_stack_that_changed_under_it(planner: Planner) -> None:
