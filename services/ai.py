@@ -12,7 +12,8 @@ its own frame, which carries the new next piece and where the piece is (the came
 events just before the frame).
 
 Planning (services/ai_planner.py) starts from where the piece was observed, at that frame's capture
-time minus the view latency, and simulates the keys against gravity at the level (the screen's
+time minus the view latency (moved by the keys since the last drop that acted after that time:
+after a halt the halted plan's keys did), and simulates the keys against gravity at the level (the screen's
 level when shown and ``play.level_from_screen``, else the one the fall step shows, else the initial
 level raised by the lines: services/ai_model.py).
 ``plan.keys`` carries ``deadline_t`` (the latest time a key may go down: after it the piece would
@@ -86,7 +87,7 @@ from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
 from .ai_blind_drop import ConfirmWait, blind_drop_due
-from .ai_lost_drop import DroppedPiece, pose_after, pose_since_drop, still_falling
+from .ai_lost_drop import DroppedPiece, keys_unseen_since_drop, pose_after, pose_since_drop, still_falling
 from .ai_lost_key import end_if_one_key_lost
 from .ai_model import GameModel, rows_of
 from .ai_planner import KeyPlan, Planner
@@ -353,6 +354,7 @@ class AiService(PlanAhead):
         next_piece = self.next_piece[0] if self.next_piece[1] >= seq else None
         if self._promote_ahead(start, seq, t_seen, next_piece):
             return
+        start = self._moved_since_seen(board, start, t_state)
         level = self.model.level
         decision = self.planner.decide(board, start, next_piece, level, t_state)
         if decision is None and defer and start.y == self.settings.rules.spawn_y:
@@ -384,6 +386,14 @@ class AiService(PlanAhead):
         self._publish_prediction(active.root, decision.predicted)
         self._send(active, t_state)
         self.counters.plans += 1
+
+    def _moved_since_seen(self, board: Board, seen: FallingPiece, t_state: float) -> FallingPiece:
+        """Where the keys pressed since the last drop that the frame showing ``seen`` at ``t_state``
+        cannot show yet put the new piece: after a halt, or a plan made ahead discarded, keys pressed
+        on it before the plan from sight still act (after a 50 ms halt for a camera hiccup at level
+        10, a T planned from a frame one turn behind was turned once too often and landed off its
+        prediction)."""
+        return pose_after(board, seen, keys_unseen_since_drop(self.recent_keys, t_state, self.settings.key_latency_s))
 
     def _confirm(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
         """Closed loop: once the frame shows the piece after the last key, drop it or correct it;

@@ -22,17 +22,19 @@ led to: from the frame's pose the moves back came one column short (a level-10 r
 after three such landings).  The keys since the drop, applied to the pose the drop was pressed in,
 give that pose (``pose_since_drop``) when the frame shows one of the poses along the way; else the
 keys the frame's time says it cannot show yet are applied to the frame's pose (``pose_after``: the
-frame's time is known only to within a key, which put a piece one column too far).  Pure: the
-caller gives the times and keys.
+frame's time is known only to within a key, which put a piece one column too far).  The same
+lag matters for a new piece planned from sight while keys are acting on it (after a halt, or a
+discarded plan made ahead): ``keys_unseen_since_drop`` are the keys its plan starts after.  Pure:
+the caller gives the times and keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import LEFT, RIGHT, ROTATE, FallingPiece, after_key
+from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece, after_key
 from gamerig.games.tetris.rules import Rules
 
 
@@ -78,6 +80,19 @@ def poses_along(board: Board, start: FallingPiece, keys: Sequence[str], above_al
 def pose_after(board: Board, seen: FallingPiece, keys: Sequence[str]) -> FallingPiece:
     """Where the piece ``seen`` is once ``keys`` acted (see :func:`poses_along`)."""
     return poses_along(board, seen, keys)[-1]
+
+
+def keys_unseen_since_drop(recent_keys: Iterable[tuple[str, float]], t_state: float, key_latency_s: float) -> list[str]:
+    """Of ``recent_keys`` ((key, down time), in the order pressed), those after the last drop that
+    acted after ``t_state`` (a frame showing the game then cannot show them): the keys a new piece
+    planned from that frame has had meanwhile.  Keys before the drop moved the piece before it."""
+    unseen: list[str] = []
+    for key, down_t in recent_keys:
+        if key == DROP:
+            unseen.clear()
+        elif down_t + key_latency_s > t_state:
+            unseen.append(key)
+    return unseen
 
 
 def pose_since_drop(board: Board, seen: FallingPiece, at_drop: FallingPiece, keys: Sequence[str]) -> FallingPiece | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
 from gamerig.games.tetris.rules import Rules
-from gamerig.services.ai_lost_drop import DroppedPiece, pose_after, pose_since_drop, still_falling
+from gamerig.services.ai_lost_drop import DroppedPiece, keys_unseen_since_drop, pose_after, pose_since_drop, still_falling
 
 RULES = Rules()
 STEP = 0.3  # level 5's fall step
@@ -70,3 +70,14 @@ def test_with_the_next_piece_moved_at_once_only_its_height_tells_a_lost_drop() -
     assert still_falling(dropped, moved_new, t, next_piece="T", rules=RULES, fall_step_s=STEP)  # its pose alone would say so
     too_low_for_a_new_one = FallingPiece("T", 3, 2, RULES.spawn_y - 3)
     assert still_falling(dropped, too_low_for_a_new_one, t, next_piece="T", rules=RULES, fall_step_s=STEP, next_moved_at_once=True)
+
+
+def test_a_piece_planned_from_sight_has_had_the_keys_since_the_drop_the_frame_cannot_show() -> None:
+    # After a halt for a camera hiccup: the halted plan's keys went on acting while the frame lagged.
+    recent = [("left", 9.0), ("drop", 9.2), ("right", 9.5), ("rotate", 9.6), ("rotate", 9.7)]
+    assert keys_unseen_since_drop(recent, t_state=9.55, key_latency_s=0.03) == ["rotate", "rotate"]  # the right is in the frame
+    assert keys_unseen_since_drop(recent, t_state=9.0, key_latency_s=0.03) == ["right", "rotate", "rotate"]  # not the left: before the drop
+    assert keys_unseen_since_drop(recent, t_state=9.8, key_latency_s=0.03) == []
+    seen = FallingPiece("T", 1, RULES.spawn_x, 15)
+    unseen = keys_unseen_since_drop(recent, t_state=9.55, key_latency_s=0.03)
+    assert pose_after(Board(10, 20), seen, unseen) == FallingPiece("T", 3, RULES.spawn_x, 15)
