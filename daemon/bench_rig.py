@@ -97,6 +97,22 @@ The faults run (``--fault drop=0.02 --fault freeze=1@200p``) played all 300 at e
 (0.3867 vs 0.3933, 98.3 %, max_halt_s 1.045) and lost its game at piece 287 at 089fa10 (0.3693
 vs 0.3972, 93 %, max_halt_s 1.104).
 
+On 2026-12-04 the faults runs at level 10 x 1000 were traced with a recording of the bus.  At seed
+1 a 50 ms halt for a camera hiccup had the T in play planned again from a frame one turn behind the
+halted plan's keys, and turned once too often (0c28c61: the keys its frame cannot show are applied
+first); a lost drop found too late to press again let the next piece's plan made ahead go on
+moving that piece and then the next one (5901ee8: an empty part stops them, the landing where it
+falls is predicted).  At c63843a (the unknown piece after weighed by expectation at every height):
+level 10 x 1000 pieces 1000, deadline_misses 0, mismatches 1 (after a camera hiccup; resyncs 5),
+glass_to_key_ms p50 7.5 / p99 13.8, lines_per_piece 0.399 vs 0.398; level 5 x 300 mismatches 0,
+0.3933 vs 0.3933, p99 303.4 (turn_first_pieces 11); with the four freezes, seeds 0, 1 and 2 lost
+their games at pieces 833, 655 and 754 (0.3866 vs 0.3986, 0.3817 vs 0.3985, 0.3859 vs 0.3966: 96-97
+%; mismatches 3 each; max_halt_s 1.061-1.070), after a freeze or a camera hiccup had left pieces
+unsteered and a run of S and Z pieces came with the stack 8-12 rows high (the headless two-piece
+player, replayed on the recorded boards, chose other placements than the rig on most of the last
+15 pieces: some out of the keys' reach at 50 ms a row, some chosen without the piece after).
+Before c63843a, seed 1 lost at pieces 366 and 351.
+
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
 shows the screen three frames late); level 5 x 300 p50 81 / p99 381 ms, lines per piece 0.3967 vs

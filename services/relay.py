@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
-import os
 import queue
 import sys
 import time
@@ -48,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from gamerig.daemon.config_errors import ConfigError, load_yaml
 from gamerig.hardware.keys import KeyOutput, KeyOutputConfig, KeyOutputError, LinkState, load_key_output_config, open_key_output
 from gamerig.hardware.keys.serial_link import StateCallback
+from gamerig.hardware.realtime import try_realtime
 
 from .relay_runner import Plan, PlanDone, PlanRunner
 
@@ -77,17 +77,6 @@ class RelaySettings:
         if not isinstance(data, dict) or "keys" not in data:
             raise ConfigError(path, "keys", "required: the key output section")
         return cls(load_key_output_config(data["keys"], path, section="keys"))
-
-
-def try_realtime(priority: int = REALTIME_PRIORITY) -> bool:
-    """Ask for SCHED_FIFO; False (and a log line) if the system refuses."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-    except (PermissionError, OSError, AttributeError) as exc:
-        log.info("SCHED_FIFO %d refused (%s); running with normal scheduling", priority, exc)
-        return False
-    log.info("running with SCHED_FIFO priority %d", priority)
-    return True
 
 
 class RelayService:
@@ -305,7 +294,7 @@ def run(service: Service, config_path: Path, early: tuple[KeyOutput, LinkEvents]
         if output is None:
             return
     with output:
-        RelayService(service, output, settings, events, try_realtime()).run()
+        RelayService(service, output, settings, events, try_realtime(REALTIME_PRIORITY, "relay")).run()
 
 
 def release_first(argv: Sequence[str] | None) -> tuple[KeyOutput, LinkEvents] | None:
