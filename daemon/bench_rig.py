@@ -111,7 +111,15 @@ their games at pieces 833, 655 and 754 (0.3866 vs 0.3986, 0.3817 vs 0.3985, 0.38
 unsteered and a run of S and Z pieces came with the stack 8-12 rows high (the headless two-piece
 player, replayed on the recorded boards, chose other placements than the rig on most of the last
 15 pieces: some out of the keys' reach at 50 ms a row, some chosen without the piece after).
-Before c63843a, seed 1 lost at pieces 366 and 351.
+Before c63843a, seed 1 lost at pieces 366 and 351.  Two to four times a run the simulator's frame
+loop, held off by the rig's processes, skipped two frames, the watchdog saw a stalled camera and
+halted play for 50-100 ms; at cc41eef the loop runs at SCHED_FIFO when allowed.  Then: level 10 x
+1000 pieces 1000, halts 0, mismatches 0, deadline_misses 0, glass_to_key_ms p50 7.9 / p99 13.5,
+0.398 vs 0.398; with the four freezes at seed 0 pieces 1000, deadline_misses 0, mismatches 0
+(resyncs 8), halts 7 (the four freezes and three 50 ms stalls), max_halt_s 1.067, p99 18.6, 0.399
+vs 0.398; at seed 2 pieces 1000, deadline_misses 1, mismatches 1, max_halt_s 1.080, p99 74.7, 0.399
+vs 0.399; at seed 1 game over at piece 356 (0.368 vs 0.3961, 93 %), as in every seed-1 run that
+day: the freeze at piece 200 leaves the stack uneven for the run of S and Z pieces near 350.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
