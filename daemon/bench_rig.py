@@ -118,7 +118,8 @@ halted play for 50-100 ms; at cc41eef the loop runs at SCHED_FIFO when allowed. 
 0.398 vs 0.398; with the four freezes at seed 0 pieces 1000, deadline_misses 0, mismatches 0
 (resyncs 8), halts 7 (the four freezes and three 50 ms stalls), max_halt_s 1.067, p99 18.6, 0.399
 vs 0.398; at seed 2 pieces 1000, deadline_misses 1, mismatches 1, max_halt_s 1.080, p99 74.7, 0.399
-vs 0.399; at seed 1 game over at piece 356 (0.368 vs 0.3961, 93 %), as in every seed-1 run that
+vs 0.399; at seeds 3 and 4 (0ef024d) pieces 1000, deadline_misses 0 and 0, mismatches 1 and 0,
+max_halt_s 1.064 and 1.065, p99 56.0 and 39.8, 0.398 vs 0.399; at seed 1 game over at piece 356 (0.368 vs 0.3961, 93 %), as in every seed-1 run that
 day: the freeze at piece 200 leaves the stack uneven for the run of S and Z pieces near 350.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
