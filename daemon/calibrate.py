@@ -176,9 +176,10 @@ def _every_frame_of(video: Path, count: int) -> list[np.ndarray]:
     frames: list[np.ndarray] = []
     try:
         for _ in range(count):
-            frames.append(capture.read()[0])
-    except SourceEnded:
-        pass
+            try:
+                frames.append(capture.read()[0])
+            except SourceEnded:
+                break  # a file shorter than ``count`` frames: all of it
     finally:
         capture.close()
     return frames
