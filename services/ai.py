@@ -28,7 +28,10 @@ camera's tracker can report a piece it lost where it last saw it, even in ok fra
 before that whose pose only a lost key of the part explains (services/ai_lost_key.py;
 LOST_KEY_FRAMES agreeing) has the correction sent from where the keys leave the piece as soon as
 the relay is done (``lost_keys`` in the stats).  On target (orientation and column): part
-``<root>.1`` = [drop].  Off target, once frames have agreed on it for CORRECTION_EVIDENCE_S, or a
+``<root>.1`` = [drop], unless the piece was planned without the piece after it (every plan made
+ahead is) and the preview, showing that piece since, has the player put it elsewhere: then, while
+its keys from the confirmed pose still finish in time, closed loop again, it is steered on there
+first (a second thought; ``second_thoughts`` in the stats).  Off target, once frames have agreed on it for CORRECTION_EVIDENCE_S, or a
 fall step if shorter (a lagging frame looks just like a lost key): a correction from the observed
 position to the same target, itself closed loop while another confirmation fits (at most
 MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of
@@ -256,7 +259,7 @@ class AiService(PlanAhead):
             self.next_piece = (body["next_piece"], seq)
             active = self.active
             if active is not None and active.next_piece is None and seq >= active.first_seq:
-                active.next_piece = body["next_piece"]
+                self._learn_next_piece(active, body["next_piece"])
                 if active.finished:
                     self._prepare_ahead(active)
         if self.pending is not None and seq >= int(self.pending.body["frame_seq"]):
@@ -444,9 +447,36 @@ class AiService(PlanAhead):
         fall step if shorter (a frame that lags more than a step shows the piece too high to count)."""
         return min(CORRECTION_EVIDENCE_S, iteration_delay(level))
 
+    def _learn_next_piece(self, active: PieceInPlay, next_piece: str | None) -> None:
+        """The preview shows the piece after ``active``, which was planned without it: while its
+        drop is still to come, ask the player where the piece goes now (the costly search, done
+        here while the keys act, not at the confirmation)."""
+        active.next_piece = next_piece
+        if next_piece is not None and not active.finished and self.settings.preview:
+            active.second_thought = self.planner.second_thought(active.board_before, active.placement, next_piece, active.level)
+
+    def _think_again(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
+        """Confirmed on target, with a second thought: steer the piece there instead, if its keys
+        from ``seen`` still finish in time with a confirmation of their own.  A plan made ahead is chosen with the piece after it
+        unknown; with it, the player's two-piece search avoids what the expectation over all seven
+        cannot see coming (a run of Z pieces stacked into a tower at level 10, a lost game)."""
+        better, active.second_thought = active.second_thought, None
+        assert better is not None
+        target = FallingPiece(better.piece, better.orientation, better.x, better.y)
+        plan = self.planner.keys_to(active.board_before, seen, target, active.level, t_state, confirm_again=True)
+        if plan is None or plan.final:
+            return False  # only while it can be confirmed again: its own lost key would go uncorrected
+        self.counters.second_thoughts += 1
+        log.info("plan %s: the piece after it shown, steered on from %s to %s", active.part_id, (seen.orientation, seen.x, seen.y), better)
+        self._steer_anew(active, better, plan, seen, t_state)
+        return True
+
     def _correct(self, active: PieceInPlay, seen: FallingPiece, t_state: float, on_target: bool) -> None:
-        """The piece is at ``seen`` once the part's keys acted: its drop if on target, else the keys
-        back to the target (closed loop again while corrections are left), else a new target."""
+        """The piece is at ``seen`` once the part's keys acted: its drop if on target (or on to its
+        second thought), else the keys back to the target (closed loop again while corrections are
+        left), else a new target."""
+        if on_target and active.second_thought is not None and self._think_again(active, seen, t_state):
+            return
         again = not on_target and active.corrections < MAX_CORRECTIONS
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
         if plan is None:
@@ -472,10 +502,15 @@ class AiService(PlanAhead):
             return False
         self.counters.retargets += 1
         log.info("plan %s: out of reach from %s, retargeted to %s", active.part_id, (seen.orientation, seen.x, seen.y), decision.placement)
-        self._predict_again(active, decision.placement, decision.predicted, decision.lines_cleared)
-        active.start = (seen.y, t_state)
-        self._send_next(active, decision.plan, t_state)
+        self._steer_anew(active, decision.placement, decision.plan, seen, t_state)
         return True
+
+    def _steer_anew(self, active: PieceInPlay, placement: Placement, plan: KeyPlan, seen: FallingPiece, t_state: float) -> None:
+        """Send the piece in play, seen at ``seen``, to ``placement`` by ``plan``, predicting the board after it."""
+        predicted, cleared = self.planner.settle(active.board_before, placement)
+        self._predict_again(active, placement, predicted, cleared)
+        active.start = (seen.y, t_state)
+        self._send_next(active, plan, t_state)
 
     def _predict_again(self, active: PieceInPlay, placement: Placement, predicted: Board, cleared: int) -> None:
         """The piece in play lands at ``placement`` instead: the model, and the prediction the watchdog checks."""
@@ -648,7 +683,8 @@ class AiService(PlanAhead):
         c = self.counters
         recent = sorted(c.plan_ms)
         self.service.stats = {
-            "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "confirmations": c.confirmations, "deferred": c.deferred,
+            "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "second_thoughts": c.second_thoughts,
+            "confirmations": c.confirmations, "deferred": c.deferred,
             "lost_keys": c.lost_keys, "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "timed_drops": c.timed_drops, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,

@@ -4,7 +4,9 @@ as it appears.
 With ``play.plan_ahead`` and the preview, once services/ai_timing.py has learned the game's timing
 from the rig's own keys and the fall steps it sees.  When the part with the drop of piece N is
 sent, the next piece (the preview's) is chosen on the board predicted after N, from its spawn
-position, with the one-piece player (the piece after it is not shown yet).  Every drop is timed to
+position, with the one-piece player weighing the piece after it by expectation (it is not shown
+yet; once it is, the closed loop may steer the piece on to the two-piece choice: services/ai.py's
+second thought).  Every drop is timed to
 the game's gravity (on its own or at the end of a part's keys, if the deadline allows): it goes
 down just after a gravity tick (its ``key_t``), so the next piece spawns a whole fall step later
 and its first key, which the relay's hold and gap keep at least a press cycle after the drop,
@@ -69,7 +71,7 @@ SPAWN_LATE_S = 0.06
 class PlanAhead:
     """Planning ahead, mixed into AiService (see the module docstring).  The service provides the
     settings, planner, model, counters and piece in play declared here, and ``_publish_part``,
-    ``_publish_prediction``."""
+    ``_publish_prediction``, ``_learn_next_piece``."""
 
     settings: AiSettings
     planner: Planner
@@ -244,7 +246,8 @@ class PlanAhead:
             log.info("plan %s: piece %s seen at %.3f, predicted to appear at %.3f: planned from sight", ahead.root, seen.kind, appeared or -1, ahead.start[1])
             return False
         assert ahead.predicted is not None
-        ahead.first_seq, ahead.t_seen, ahead.lowest_y, ahead.next_piece = seq, t_seen, seen.y, next_piece
+        ahead.first_seq, ahead.t_seen, ahead.lowest_y = seq, t_seen, seen.y
+        self._learn_next_piece(ahead, next_piece)
         ahead.start = confirm_from(ahead.start, seen.y, t_seen - self.settings.view_latency_s, step)
         self.active = ahead
         self.following = False

@@ -194,6 +194,14 @@ class Planner:
                 return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
         return self._plan(start, target, verdict, final=True, latency=latency, timing=timing)
 
+    def second_thought(self, board: Board, chosen: Placement, next_piece: str, level: int) -> Placement | None:
+        """Where the player puts ``chosen``'s piece on ``board`` now that the piece after it is known
+        (``chosen`` was planned without it, as every plan made ahead is), if not at ``chosen``."""
+        better = self.player.choose(board, chosen.piece, next_piece, PLAN_BUDGET_STEPS * iteration_delay(level)).placement
+        if better is None or (better.rotations, better.x) == (chosen.rotations, chosen.x):
+            return None
+        return better
+
     def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
         """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""
         turns = (ROTATE,) * ((target.orientation - start.orientation) % orientation_count(start.kind))

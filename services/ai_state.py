@@ -46,6 +46,9 @@ class PieceInPlay:
     lost_key: tuple[FallingPiece, float, int] | None = None
     finished: bool = False  # the drop was sent, or the loop gave up
     next_piece: str | None = None  # the preview's piece while this one was in play
+    #: Where the player puts this piece once the preview showed the piece after it, if elsewhere
+    #: than its placement, chosen without that piece; tried at its confirmation (services/ai.py).
+    second_thought: Placement | None = None
     predicted: Board | None = None  # the board after its placement
     lines_cleared: int = 0
 
@@ -70,6 +73,7 @@ class Counters:
     corrections: int = 0
     lost_keys: int = 0  # corrections sent early: a frame showed a key of the part was lost
     retargets: int = 0  # off target and out of reach: planned again from where the piece was
+    second_thoughts: int = 0  # confirmed on target, then sent to where the piece after it is better served
     confirmations: int = 0
     deferred: int = 0
     blind_drops: int = 0

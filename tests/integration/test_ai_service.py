@@ -29,7 +29,7 @@ from gamerig.daemon.player_config import config_dir
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, Game, after_key
 from gamerig.games.tetris.rules import Rules, iteration_delay
-from gamerig.games.tetris.sequence import RandomPieces
+from gamerig.games.tetris.sequence import FixedPieces, RandomPieces
 from support.bus_proxy import running_proxy
 
 LEVEL = 4
@@ -82,6 +82,8 @@ class World:
         self.resync_mid_piece: Board | None = None  # the stack the next planned piece will find instead
         self.resync_at_drop: Board | None = None  # the stack the next piece whose drop is sent lands on
         self.events_sent = self.events_heard = 0  # obs.event published, and heard back through the proxy
+        self.preview_after_plan = False  # the camera reads each new preview only once the piece's plan came
+        self.planned = False  # a plan came since the piece in play spawned
 
     # ---- the ai's side ---------------------------------------------------------------------
 
@@ -123,6 +125,7 @@ class World:
             self.predictions[message.body["plan_id"]] = message.body["board"]
         elif message.topic == "plan.keys":
             self.plans.append(message.body)
+            self.planned = True
             start = max(time.monotonic(), message.body.get("start_t", -float("inf")))  # as the relay does
             lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
             lose_drop = self.lose_next_drop and "drop" in message.body["keys"]
@@ -175,10 +178,13 @@ class World:
             status, falling = "unsure", self.spawned  # the piece where it was last sure of it
         elif piece is not None and falling is not None and piece.y == self.rules.spawn_y:
             self.spawned = falling
-        self.camera.publish("obs.frame", {
+        body = {
             "frame_seq": self.seq, "t_capture": now, "status": status, "reason": "", "board": self.game.board.to_rows(),
             "falling": falling, "next_piece": self.game.next_piece, "level": self.game.level, "calibration": "ok",
-        }, lifespan_s=0.25)
+        }
+        if self.preview_after_plan and not self.planned:
+            del body["next_piece"]
+        self.camera.publish("obs.frame", body, lifespan_s=0.25)
         self.next_frame = now + FRAME_S
 
     def event(self, kind: str, piece: str | None, now: float, seq: int | None = None) -> None:
@@ -189,6 +195,7 @@ class World:
     def gravity(self, now: float) -> None:
         for event in self.game.iterate():
             if event.kind == "spawned":  # the camera service sends a frame's events first, then the frame
+                self.planned = False
                 self.event("spawn", event.piece, now, self.seq + 1)
                 self.frame(now)
             elif event.kind == "landed":
@@ -343,3 +350,18 @@ def test_a_piece_first_seen_resting_on_the_stack_is_no_deadline_miss(world: Worl
     assert world.wait_stat("plans", 1) >= 1
     assert world.wait_stat("deadline_misses", 1, timeout=1.5) == 0
 
+
+
+def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_on_to_the_better_place(world: World) -> None:
+    # Every plan made ahead is chosen without the piece after it; here the camera reads each preview
+    # only after the piece's first plan came, so pieces planned from sight are chosen without it too.  On a step, a Z planned so goes upright
+    # (a run of them built a tower and lost a level-10 game); once the preview shows another Z, the
+    # confirmed piece is steered on to lie flat, and lands where the new prediction says.
+    world.game.board = Board.from_rows(["##........", "##.#......", "#########."], 10, 20)
+    world.game.source = FixedPieces("Z")
+    world.preview_after_plan = True
+    world.start_playing()
+    assert world.wait_stat("second_thoughts", 1) >= 1, "no second thought: the test did not exercise it"
+    world.assert_landed_as_predicted(1)
+    first = [p for p in world.plans if p["plan_id"].split(".")[0] == world.landings[0][0]]
+    assert (first[0]["orientation"], first[0]["x"]) == (2, 3) and (first[-1]["orientation"], first[-1]["x"]) == (1, 5), first

@@ -88,6 +88,17 @@ def test_a_placement_is_landed_again_on_a_stack_that_changed_under_it(planner: P
     assert moved.y == decision.placement.y + 3  # on the three rows now under it
 
 
+def test_a_second_thought_knowing_the_piece_after_leaves_the_z_tower_unbuilt(planner: Planner) -> None:
+    # From a seed-1 level-10 game the rig lost: planned without the piece after it, each Z of a run
+    # went upright onto the step at column 3; knowing another Z comes, the player lays it flat.
+    step = Board.from_rows(["##........", "##.#......", "#########."], 10, 20)
+    blind = planner.player.choose(step, "Z", None).placement
+    assert blind is not None and (blind.rotations, blind.x) == (1, 3)
+    better = planner.second_thought(step, blind, "Z", 10)
+    assert better is not None and (better.rotations, better.x) == (0, 5)
+    assert planner.second_thought(step, better, "Z", 10) is None  # no second thought where the first stands
+
+
 #: Run in a fresh interpreter (in this one other tests may have loaded the kernels already): after
 #: the warm-up, planning pieces as play does must load or compile no kernel, which would hold up
 #: the first piece in play by a second or more.
