@@ -156,10 +156,11 @@ class Planner:
     def keys_to(
         self, board: Board, start: FallingPiece, target: FallingPiece, level: int, t_state: float, confirm_again: bool,
         first_key_t: float | None = None, detour: bool = False, key_latency_s: float | None = None,
-        first_fall_s: tuple[float, float] | None = None,
+        first_fall_s: tuple[float, float] | None = None, confirm_rounds: int = 1,
     ) -> KeyPlan | None:
         """Keys from ``start`` (observed at t_state) to ``target`` that finish in time, closed loop
-        if allowed and affordable; None if none do.  The first key goes down at ``first_key_t`` or
+        if allowed and ``confirm_rounds`` confirmations fit before the piece would land (the plan
+        waits for one; more leave room for a correction or a repeated drop); None if none do.  The first key goes down at ``first_key_t`` or
         as soon as the plan can be published, whichever is later; a key acts ``key_latency_s`` after
         it goes down (the settings' by default).  ``first_fall_s``: when the piece's next fall comes
         (after t_state), if known; a piece in its spawn row may then turn after it (see the module
@@ -188,7 +189,7 @@ class Planner:
                 return self.keys_to(board, start, target, level, t_state, False, first_key_t, False, key_latency_s, first_fall_s)
             return None
         if confirm_again and self.settings.closed_loop:  # only where the open loop works: it is the easier
-            closed_timing = replace(timing, drop_delay_s=self.settings.confirm_delay_s)
+            closed_timing = replace(timing, drop_delay_s=confirm_rounds * self.settings.confirm_delay_s)
             closed = check_keys(board, self.rules, start, verdict.keys, target, closed_timing)
             if closed.ok:
                 return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)

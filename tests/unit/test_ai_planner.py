@@ -11,7 +11,7 @@ import pytest
 
 from gamerig.daemon.player_config import load_player
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.engine import FallingPiece
+from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.services.ai_planner import KeyPlan, Planner
 from gamerig.services.ai_settings import AiSettings
@@ -86,6 +86,19 @@ def test_a_placement_is_landed_again_on_a_stack_that_changed_under_it(planner: P
     moved = planner.landing(stack, decision.placement)
     assert moved is not None and (moved.rotations, moved.x) == (decision.placement.rotations, decision.placement.x)
     assert moved.y == decision.placement.y + 3  # on the three rows now under it
+
+
+def test_a_closed_loop_plan_is_taken_only_where_the_confirmations_asked_for_fit(planner: Planner) -> None:
+    # One column left, the piece two fall steps (0.6 s) above its landing: the move and one
+    # confirmation (0.17 s) fit, a second confirmation does not.
+    start = FallingPiece("T", 1, 5, 3)
+    target = after_key(Board(10, 20), start.moved(-1, 0), DROP)
+    once = planner.keys_to(Board(10, 20), start, target, 5, 0.0, confirm_again=True)
+    twice = planner.keys_to(Board(10, 20), start, target, 5, 0.0, confirm_again=True, confirm_rounds=2)
+    assert once is not None and once.keys == ("left",) and not once.final
+    assert twice is not None and twice.keys == ("left", "drop") and twice.final  # open loop instead
+    from_higher = planner.keys_to(Board(10, 20), start.moved(0, 1), target, 5, 0.0, confirm_again=True, confirm_rounds=2)
+    assert from_higher is not None and not from_higher.final  # a step higher, both fit
 
 
 def test_a_second_thought_knowing_the_piece_after_leaves_the_z_tower_unbuilt(planner: Planner) -> None:
