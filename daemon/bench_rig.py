@@ -16,6 +16,9 @@ appeared since play began (or the game ends, or the time limit), stops everythin
   frame_period_ms (the filmed frames' median interval);
 - from the watchdog's wd.state (via gamerigd's status): deadline_misses, mismatches, resyncs,
   halts, max_halt_s, stale_frames;
+- from the ai's heartbeat (via gamerigd's status; counted since the ai last started): steering,
+  its closed loop's work (corrections, lost_keys, retargets, second_thoughts, drop_retries,
+  blind_drops: services/ai.py);
 - headless_lines_per_piece: the headless AI (games/tetris/headless.py, the same player) on the
   same piece sequence (the pieces the truth shows, in order) from an empty board.
 
@@ -155,6 +158,8 @@ USAGE_ERROR = 2
 #: Give up waiting for the pieces after this many seconds per piece (the rig stalled).
 SECONDS_PER_PIECE_LIMIT = 5.0
 POLL_S = 0.5
+#: The ai's heartbeat figures reported as "steering": what its closed loop did to the plans.
+STEERING_STATS = ("corrections", "lost_keys", "retargets", "second_thoughts", "drop_retries", "blind_drops")
 
 def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any = None) -> dict[str, Any]:
     """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring)."""
@@ -183,6 +188,7 @@ def summarize(truth: RunTruth, status: dict[str, Any], options: SimRigOptions, p
     """The report from the truth of the run and gamerigd's last status."""
     watchdog = status.get("watchdog") or {}
     counters = watchdog.get("counters") or {}
+    ai_stats = ((status.get("services") or {}).get("ai") or {}).get("stats") or {}
     placed = min(truth.pieces, pieces)  # the piece in play at the end has not been placed
     player = Player(load_player(options.player), Rules("standard", 10, 20))
     headless = _headless(player, truth.sequence, options, placed)
@@ -197,6 +203,7 @@ def summarize(truth: RunTruth, status: dict[str, Any], options: SimRigOptions, p
         "halts": counters.get("halts"),
         "max_halt_s": watchdog.get("max_halt_s"),
         "stale_frames": counters.get("stale_frames"),
+        "steering": {name: ai_stats.get(name) for name in STEERING_STATS},
         "glass_to_key_ms_p50": _ms(percentile(truth.glass_to_key_s, 0.5)),
         "glass_to_key_ms_p99": _ms(percentile(truth.glass_to_key_s, 0.99)),
         "turn_first_pieces": len(turn_first),

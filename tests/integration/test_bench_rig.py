@@ -14,6 +14,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from gamerig.daemon.bench_rig import STEERING_STATS
 from gamerig.daemon.sim_rig import gamerigctl_command
 
 KEYS = (
@@ -37,6 +38,7 @@ def test_a_small_run_reports_every_key_as_json(tmp_path: Path) -> None:
     assert 0 < report["glass_to_key_ms_p50"] <= report["glass_to_key_ms_p99"] < 5000
     assert 15.0 <= report["frame_period_ms"] <= 18.0  # the simulator films at 60 Hz
     assert report["mismatches"] == 0 and report["halts"] >= 0 and report["max_halt_s"] >= 0
+    assert set(report["steering"]) == set(STEERING_STATS) and all(isinstance(n, int) and n >= 0 for n in report["steering"].values())
     assert (tmp_path / "truth.jsonl").exists() and (tmp_path / "gamerigd.log").exists()
 
 
