@@ -21,32 +21,32 @@ land by gravity first) and lifespan ``deadline_t - now``; ``predict.board`` the 
 placement and its clears, which the model believes at once.
 
 Closed loop (``play.closed_loop``; used for a piece only when the delayed drop still fits its
-deadline).  The first part, plan id ``<root>``, has the moves but no drop.  After its
-``relay.done`` the ai waits for a frame taken after the last ``relay.key`` reached the game, showing
-the piece lower than where the part was planned from by at least the whole fall steps since (the
-camera's tracker can report a piece it lost where it last saw it, even in ok frames).  A frame
-before that whose pose only a lost key of the part explains (services/ai_lost_key.py;
-LOST_KEY_FRAMES agreeing) has the correction sent from where the keys leave the piece as soon as
-the relay is done (``lost_keys`` in the stats).  On target (orientation and column): part
-``<root>.1`` = [drop], unless the piece was planned without the piece after it (every plan made
-ahead is) and the preview, showing that piece since, has the player put it elsewhere: then, while
-its keys from the confirmed pose still finish in time, closed loop again with room for another
-round, it is steered on there first (a second thought; ``second_thoughts`` in the stats).  Off target, once frames have agreed on it for CORRECTION_EVIDENCE_S, or a
-fall step if shorter (a lagging frame looks just like a lost key): a correction from the observed
-position to the same target, itself closed loop while another confirmation fits (at most
-MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When the target is out of
-reach from there (or a lost drop cannot be pressed again in time), the piece is planned again from
-where it is, to the best placement still in reach, at worst its drop where it is, with a new
-prediction: at level 10 a piece left to fall unpredicted cost a mismatch, and runs of them halted
-play.  If no frame confirms the piece
-by the time its plan assumed for the drop (the camera lost the piece, or sends only unsure frames),
-the drop goes unconfirmed, as the open loop would have pressed it; but not before a frame that can
-confirm it has had time to come, while the drop's deadline allows (services/ai_blind_drop.py: a
-piece still in its spawn row can only be confirmed after its first fall).  A frame that shows the piece still falling after
-its drop (services/ai_lost_drop.py: the drop key never reached the game) gets the drop pressed
-again, at most MAX_DROP_RETRIES times, instead of being taken for the next piece; if not even the
-drop is in time, an empty part stops the keys of the next piece's plan made ahead (they would move
-this piece, then the next one, astray) and the piece is predicted where it falls.  ``predict.board`` always carries
+deadline).  The first part, plan id ``<root>``, has the moves but no drop.  After its ``relay.done``
+the ai waits for a frame taken after the last ``relay.key`` reached the game, showing the piece
+lower than where the part was planned from by at least the whole fall steps since (the camera's
+tracker can report a piece it lost where it last saw it, even in ok frames).  A frame before that
+whose pose only a lost key of the part explains (services/ai_lost_key.py; LOST_KEY_FRAMES agreeing)
+has the correction sent from where the keys leave the piece as soon as the relay is done
+(``lost_keys`` in the stats).  On target (orientation and column): part ``<root>.1`` = [drop],
+unless the piece was planned without the piece after it (every plan made ahead is) and the preview,
+showing that piece since, has the player put it elsewhere: then, while its keys from the confirmed
+pose still finish in time, closed loop again with room for another round, it is steered on there
+first (a second thought; ``second_thoughts`` in the stats).  Off target, once frames have agreed on
+it for CORRECTION_EVIDENCE_S, or a fall step if shorter (a lagging frame looks just like a lost
+key): a correction from the observed position to the same target, itself closed loop while another
+confirmation fits (at most MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When
+the target is out of reach from there (or a lost drop cannot be pressed again in time), the piece is
+planned again from where it is, to the best placement still in reach, at worst its drop where it is,
+with a new prediction: at level 10 a piece left to fall unpredicted cost a mismatch, and runs of
+them halted play.  If no frame confirms the piece by the time its plan assumed for the drop (the
+camera lost the piece, or sends only unsure frames), the drop goes unconfirmed, as the open loop
+would have pressed it; but not before a frame that can confirm it has had time to come, while the
+drop's deadline allows (services/ai_blind_drop.py: a piece still in its spawn row can only be
+confirmed after its first fall).  A frame that shows the piece still falling after its drop
+(services/ai_lost_drop.py: the drop key never reached the game) gets the drop pressed again, at most
+MAX_DROP_RETRIES times, instead of being taken for the next piece; if not even the drop is in time,
+an empty part stops the keys of the next piece's plan made ahead (they would move this piece, then
+the next one, astray) and the piece is predicted where it falls.  ``predict.board`` always carries
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 

@@ -2,17 +2,17 @@
 as it appears.
 
 With ``play.plan_ahead`` and the preview, once services/ai_timing.py has learned the game's timing
-from the rig's own keys and the fall steps it sees.  When the part with the drop of piece N is
-sent, the next piece (the preview's) is chosen on the board predicted after N, from its spawn
-position, with the one-piece player weighing the piece after it by expectation (it is not shown
-yet; once it is, the closed loop may steer the piece on to the two-piece choice: services/ai.py's
-second thought).  Every drop is timed to
-the game's gravity (on its own or at the end of a part's keys, if the deadline allows): it goes
-down just after a gravity tick (its ``key_t``), so the next piece spawns a whole fall step later
-and its first key, which the relay's hold and gap keep at least a press cycle after the drop,
-follows the spawn closely.  When ``relay.key`` reports the drop, the spawn is predicted on the
-rig's clock (the first gravity tick the drop acts before) and the next piece's first part is sent
-at once with ``start_t`` just after that spawn (no key of it can act before the piece is there).
+from the rig's own keys and the fall steps it sees.  When the part with the drop of piece N is sent,
+the next piece (the preview's) is chosen on the board predicted after N, from its spawn position,
+with the one-piece player weighing the piece after it by expectation (it is not shown yet; once it
+is, the closed loop may steer the piece on to the two-piece choice: services/ai.py's second
+thought).  Every drop is timed to the game's gravity (on its own or at the end of a part's keys, if
+the deadline allows): it goes down just after a gravity tick (its ``key_t``), so the next piece
+spawns a whole fall step later and its first key, which the relay's hold and gap keep at least a
+press cycle after the drop, follows the spawn closely.  When ``relay.key`` reports the drop, the
+spawn is predicted on the rig's clock (the first gravity tick the drop acts before) and the next
+piece's first part is sent at once with ``start_t`` just after that spawn (no key of it can act
+before the piece is there).
 
 The piece spawns on a gravity tick, so its first fall comes a fall step after the predicted spawn
 (``first_fall``): its keys are checked for that phase only, and a turn the spawn row does not allow

@@ -160,9 +160,9 @@ class Planner:
     ) -> KeyPlan | None:
         """Keys from ``start`` (observed at t_state) to ``target`` that finish in time, closed loop
         if allowed and ``confirm_rounds`` confirmations fit before the piece would land (the plan
-        waits for one; more leave room for a correction or a repeated drop); None if none do.  The first key goes down at ``first_key_t`` or
-        as soon as the plan can be published, whichever is later; a key acts ``key_latency_s`` after
-        it goes down (the settings' by default).  ``first_fall_s``: when the piece's next fall comes
+        waits for one; more leave room for a correction or a repeated drop); None if none do.  The
+        first key goes down at ``first_key_t`` or as soon as the plan can be published, whichever is
+        later; a key acts ``key_latency_s`` after it goes down (the settings' by default).  ``first_fall_s``: when the piece's next fall comes
         (after t_state), if known; a piece in its spawn row may then turn after it (see the module
         docstring, planning ahead)."""
         step = iteration_delay(level)
