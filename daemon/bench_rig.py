@@ -131,18 +131,20 @@ lays each flat.  Since 784e904 the preview, once it shows that piece, has the pl
 and the confirmed piece is steered on there when its keys still fit (services/ai.py's second
 thought; since d9e3217 only with room for two more confirmations: with room for one, 4 of a seed-2
 run's 8 mismatches followed one of its 163 second thoughts, their drops late in the fall).  An
-offline model of level-10 play with faults (the Planner planning ahead, two pieces unsteered every
-200, one lost key in 200 left uncorrected, 30 sequences of 1000 pieces) lost 19 games before, 9 with
-the second thought, and 4 if the piece after were known when planning.  At c0f83e4: level 10 x 1000
-pieces 1000, deadline_misses 0, mismatches 0 (resyncs 3), glass_to_key_ms p50 7.7 / p99 20.2, 0.398
-vs 0.398, steering second_thoughts 100; level 5 x 300 mismatches 0, 0.3967 vs 0.3933, p99 305.1
-(turn_first_pieces 7).  With the four freezes: seed 2 (d9e3217) pieces 1000, deadline_misses 0,
-mismatches 1, max_halt_s 1.062, 0.399 vs 0.399; seed 3 (c0f83e4) game over at 655 (0.3817 vs 0.3969)
-in one run, 1000 pieces (mismatches 2, 0.395 vs 0.398) in another; seed 1 (d9e3217) game over at 627
-(0.3812 vs 0.3987, 96 %; 641 at 784e904, 651 before a second thought needed a confirmation of its
-own), after the freeze at piece 600 found the stack 7-9 rows high, and a run of S and Z pieces.  At
-784e904 seed 0 played 1000 pieces (0.399 vs 0.398), seed 2 1000 (8 mismatches) in one run and lost
-at 250 in another.
+offline model of level-10 play with faults (tests/faults_model.py: the Planner planning ahead, two
+pieces unsteered every 200, one lost key in 200 left uncorrected, 30 sequences of 1000 pieces) lost
+19 games before, 15 with the second thought as the ai takes it, 7 with room for one confirmation,
+and 4 if the piece after were known when planning (the model leaves out the late drops).  At
+c0f83e4: level 10 x 1000 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 3), glass_to_key_ms
+p50 7.7 / p99 20.2, 0.398 vs 0.398, steering second_thoughts 100; level 5 x 300 mismatches 0, 0.3967
+vs 0.3933, p99 305.1 (turn_first_pieces 7).  With the four freezes: seed 2 (d9e3217) pieces 1000,
+deadline_misses 0, mismatches 1, max_halt_s 1.062, 0.399 vs 0.399; seed 3 (c0f83e4) game over at 655
+(0.3817 vs 0.3969) in one run, 1000 pieces (mismatches 2, 0.395 vs 0.398) in another; seed 4
+(c444acd, the same code) pieces 1000, deadline_misses 0, mismatches 1, max_halt_s 1.067, 0.400 vs
+0.399; seed 1 (d9e3217) game over at 627 (0.3812 vs 0.3987, 96 %; 641 at 784e904, 651 before a
+second thought needed a confirmation of its own), after the freeze at piece 600 found the stack 7-9
+rows high, and a run of S and Z pieces.  At 784e904 seed 0 played 1000 pieces (0.399 vs 0.398), seed
+2 1000 (8 mismatches) in one run and lost at 250 in another.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone

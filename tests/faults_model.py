@@ -1,0 +1,127 @@
+"""An offline model of the rig's play at level 10 with faults, to compare the ai's policies on many
+piece sequences in seconds rather than one `gamerigctl bench rig` run in minutes:
+
+    .venv/bin/python tests/faults_model.py [--games 30] [--first-seed 0] [--no-second-thought] [--known-next]
+
+The ai's own Planner plans each piece ahead, as the rig does (from its spawn at the predicted
+spawn, the piece after it unknown, keys at the relay's cadence simulated against gravity).  With
+the second thought (the default), a plan that waits for its confirmation is chosen again with the
+piece after it, from the pose and time its confirming frame would show, and taken if its keys fit
+with room for two confirmations (services/ai.py).  Faults: every ``--freeze-every`` pieces,
+``--unsteered`` pieces fall where they spawn (a camera freeze halts play for about a second: a
+piece or two land unsteered at level 10); each key is lost with probability ``--lost-key`` and
+left uncorrected (the rig corrects most lost keys, so this is a rate of the ones it cannot).
+Prints, per game, the pieces placed (1000 unless the game ended) and lines per piece.
+
+On 2026-12-04, games ended before 1000 pieces, of 30 (seeds 0-29): 19 without the second thought;
+15 with it as the ai takes it (room for two confirmations; 12 of seeds 30-59); 7 with room for
+one (``--confirm-rounds 1``); 4 with the piece after known when planning (``--known-next``: the
+bound that knowing it sooner could reach).  The model leaves out what made the ai ask for two: a
+second thought's drop comes late in the fall, and in the rig a lost drop then could not be pressed
+again before the next piece's keys moved the piece on (services/ai.py's ``_think_again``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from gamerig.daemon.player_config import load_player
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.engine import DROP, FallingPiece, after_key, fits
+from gamerig.games.tetris.placements import enumerate_placements
+from gamerig.games.tetris.rules import Rules, iteration_delay
+from gamerig.games.tetris.sequence import RandomPieces
+from gamerig.services.ai_ahead import FIRST_KEY_MARGIN_S, first_fall
+from gamerig.services.ai_planner import PieceDecision, Planner
+from gamerig.services.ai_settings import AiSettings
+
+LEVEL = 10
+KEY_INTERVAL_S = 0.06  # configs/gamerig-sim.yaml's hold_ms 30 + gap_ms 30
+
+
+def second_thought(planner: Planner, board: Board, decision: PieceDecision, next_piece: str, rounds: int) -> PieceDecision:
+    """``decision``, or the player's choice knowing ``next_piece`` if its keys fit from where the
+    confirming frame shows the piece with ``rounds`` confirmations (services/ai.py's ``_think_again``)."""
+    plan = decision.plan
+    better = planner.second_thought(board, decision.placement, next_piece, LEVEL)
+    if plan.final or better is None:
+        return decision
+    confirmed_s = FIRST_KEY_MARGIN_S + (len(plan.keys) - 1) * KEY_INTERVAL_S + planner.settings.confirm_delay_s
+    step = iteration_delay(LEVEL)
+    falls = 0 if confirmed_s < step else 1 + int((confirmed_s - step) / step)
+    seen = FallingPiece(plan.target.kind, plan.target.orientation, plan.target.x, plan.start.y - falls)
+    if not fits(board, seen.cells()):
+        return decision
+    target = FallingPiece(better.piece, better.orientation, better.x, better.y)
+    again = planner.keys_to(board, seen, target, LEVEL, 0.0, confirm_again=True, confirm_rounds=rounds)
+    if again is None or again.final:
+        return decision
+    predicted, cleared = planner.settle(board, better)
+    return PieceDecision(better, again, predicted, cleared, 0, 0.0)
+
+
+def play(planner: Planner, seed: int, args: argparse.Namespace) -> tuple[int, int]:
+    """One game of at most ``args.pieces`` pieces: (pieces placed, lines)."""
+    rules = planner.rules
+    faults = np.random.default_rng(seed + 1000)
+    source = RandomPieces(seed)
+    board, lines = Board(rules.width, rules.height), 0
+    for placed in range(args.pieces):
+        kind = source.next()
+        if not enumerate_placements(board, kind, rules):
+            return placed, lines
+        start = FallingPiece(kind, 1, rules.spawn_x, rules.spawn_y)
+        if placed and placed % args.freeze_every < args.unsteered:
+            _, board, cleared = planner.fall_in_place(board, start)
+            lines += cleared
+            continue
+        known = source.peek() if args.known_next else None
+        decision = planner.decide(
+            board, start, known, LEVEL, 0.0, first_key_t=FIRST_KEY_MARGIN_S, detour=True, key_latency_s=0.0, first_fall_s=first_fall(LEVEL)
+        )
+        if decision is None:  # a deadline miss: it falls where it is
+            _, board, cleared = planner.fall_in_place(board, start)
+        else:
+            if args.second_thought:
+                decision = second_thought(planner, board, decision, source.peek(), args.confirm_rounds)
+            keys = decision.plan.check.keys
+            if faults.random() < 1 - (1 - args.lost_key) ** len(keys):
+                lost = faults.integers(len(keys))
+                piece = decision.plan.start
+                for key in (k for i, k in enumerate(keys) if i != lost and k != DROP):
+                    piece = after_key(board, piece, key)
+                _, board, cleared = planner.fall_in_place(board, piece)
+            else:
+                board, cleared = decision.predicted, decision.lines_cleared
+        lines += cleared
+    return args.pieces, lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=30)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--pieces", type=int, default=1000)
+    parser.add_argument("--freeze-every", type=int, default=200)
+    parser.add_argument("--unsteered", type=int, default=2)
+    parser.add_argument("--lost-key", type=float, default=0.005)
+    parser.add_argument("--no-second-thought", dest="second_thought", action="store_false")
+    parser.add_argument("--confirm-rounds", type=int, default=2, help="confirmations a second thought must leave room for (the ai's: 2)")
+    parser.add_argument("--known-next", action="store_true", help="plan knowing the piece after (no second thought)")
+    args = parser.parse_args()
+    if args.known_next:
+        args.second_thought = False
+    settings = AiSettings(Rules(), LEVEL, preview=True, player=load_player("gamerig"), key_interval_s=KEY_INTERVAL_S, plan_ahead=True)
+    planner = Planner(settings, clock=lambda: 0.0)  # every plan is made at the predicted spawn, t = 0
+    ended = 0
+    for seed in range(args.first_seed, args.first_seed + args.games):
+        placed, lines = play(planner, seed, args)
+        ended += placed < args.pieces
+        print(f"seed {seed}: {placed} pieces, {lines / max(placed, 1):.3f} lines per piece", flush=True)
+    print(f"{ended} of {args.games} games ended before {args.pieces} pieces")
+
+
+if __name__ == "__main__":
+    main()
