@@ -354,9 +354,10 @@ def test_a_piece_first_seen_resting_on_the_stack_is_no_deadline_miss(world: Worl
 
 def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_on_to_the_better_place(world: World) -> None:
     # Every plan made ahead is chosen without the piece after it; here the camera reads each preview
-    # only after the piece's first plan came, so pieces planned from sight are chosen without it too.  On a step, a Z planned so goes upright
-    # (a run of them built a tower and lost a level-10 game); once the preview shows another Z, the
-    # confirmed piece is steered on to lie flat, and lands where the new prediction says.
+    # only after the piece's first plan came, so pieces planned from sight are chosen without it
+    # too.  On a step, a Z planned so goes upright (a run of them built a tower and lost a level-10
+    # game); once the preview shows another Z, the confirmed piece is steered on to lie flat, and
+    # lands where the new prediction says.
     world.game.board = Board.from_rows(["##........", "##.#......", "#########."], 10, 20)
     world.game.source = FixedPieces("Z")
     world.preview_after_plan = True
