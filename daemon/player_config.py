@@ -8,13 +8,14 @@ from typing import Any
 
 import yaml
 
-from gamerig.games.tetris.players import FEATURE_NAMES, PlayerSpec
+from gamerig.games.tetris.players import FEATURE_NAMES, AtSpeed, PlayerSpec
 
 from .config_errors import ConfigError, load_yaml
 
 #: The project's config folder in a source checkout or editable install.
 SOURCE_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-ALLOWED_KEYS = {"name", "description", "tie_break", "lookahead", "weights", "expect_top", "expect_rows"}
+ALLOWED_KEYS = {"name", "description", "tie_break", "lookahead", "weights", "expect_top", "expect_rows", "at_speed"}
+AT_SPEED_KEYS = {"from_level", "weight_scales"}
 
 
 def config_dir() -> Path:
@@ -80,8 +81,33 @@ def parse_player(path: Path) -> PlayerSpec:
         tie_break=tie_break,
         lookahead=lookahead,
         description=str(data.get("description", "")),
+        at_speed=_at_speed(data.get("at_speed"), path),
         **search,
     )
+
+
+def _at_speed(data: Any, path: Path) -> AtSpeed | None:
+    """The optional ``at_speed`` section: ``from_level`` (1-10) and ``weight_scales`` (feature: factor)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise ConfigError(path, "at_speed", "must be a mapping with from_level and weight_scales")
+    unknown = sorted(set(data) - AT_SPEED_KEYS)
+    if unknown:
+        raise ConfigError(path, f"at_speed.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(AT_SPEED_KEYS))})")
+    level = data.get("from_level")
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 10:
+        raise ConfigError(path, "at_speed.from_level", f"must be a level 1-10, got {level!r}")
+    scales = data.get("weight_scales")
+    if not isinstance(scales, dict) or not scales:
+        raise ConfigError(path, "at_speed.weight_scales", "must be a non-empty mapping of feature name to factor")
+    for feature, value in scales.items():
+        key = f"at_speed.weight_scales.{feature}"
+        if feature not in FEATURE_NAMES:
+            raise ConfigError(path, key, f"unknown feature (known: {', '.join(FEATURE_NAMES)})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(path, key, f"must be a number >= 0, got {value!r}")
+    return AtSpeed(level, {k: float(v) for k, v in scales.items()})
 
 
 def dump_player(spec: PlayerSpec, path: Path, header: str = "") -> None:
@@ -95,5 +121,7 @@ def dump_player(spec: PlayerSpec, path: Path, header: str = "") -> None:
         "expect_rows": spec.expect_rows,
         "weights": {k: round(float(v), 6) for k, v in spec.weights.items()},
     }
+    if spec.at_speed is not None:
+        body["at_speed"] = {"from_level": spec.at_speed.from_level, "weight_scales": dict(spec.at_speed.weight_scales)}
     comment = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
     path.write_text(comment + yaml.safe_dump(body, sort_keys=False))

@@ -106,8 +106,15 @@ class Planner:
         # planned piece itself): the player weighs it by expectation over the seven at every height,
         # not only near the top (its expect_rows): at level 10 the keys' reach ends games well below
         # the top.  About 0.3 ms a decision.
-        self.player = Player(replace(settings.player, expect_rows=0), settings.rules)
+        self._spec = replace(settings.player, expect_rows=0)
+        self._players: dict[int, Player] = {}
         self.clock = clock
+
+    def player_at(self, level: int) -> Player:
+        """The player that chooses at ``level``: the configured one, with its weights for that speed."""
+        if level not in self._players:
+            self._players[level] = Player(self._spec.at_level(level), self.rules)
+        return self._players[level]
 
     def decide(
         self, board: Board, start: FallingPiece, next_piece: str | None, level: int, t_state: float,
@@ -119,10 +126,10 @@ class Planner:
         docstring (planning ahead)."""
         began = self.clock()
         step = iteration_delay(level)
-        decision = self.player.choose(board, start.kind, next_piece if self.settings.preview else None, PLAN_BUDGET_STEPS * step)
+        decision = self.player_at(level).choose(board, start.kind, next_piece if self.settings.preview else None, PLAN_BUDGET_STEPS * step)
         if decision.placement is None:
             return None
-        for rank, placement in enumerate(self._candidates(board, decision.placement)):
+        for rank, placement in enumerate(self._candidates(board, decision.placement, level)):
             if rank and self.clock() - began > PLAN_LIMIT_STEPS * step:
                 return None  # a plan found later than this could hardly still be in time
             target = FallingPiece(placement.piece, placement.orientation, placement.x, placement.y)
@@ -146,10 +153,11 @@ class Planner:
         unsteered at the start of a bench run)."""
         rules = self.rules
         board = Board(rules.width, rules.height)
-        self.player.choose(board, "T", "I")  # the two-piece search, with the preview
-        placement = self.player.choose(board, "T", None).placement  # the one-piece search, without
+        player = self.player_at(self.settings.initial_level)
+        player.choose(board, "T", "I")  # the two-piece search, with the preview
+        placement = player.choose(board, "T", None).placement  # the one-piece search, without
         assert placement is not None, "every piece has a placement on an empty board"
-        self._candidates(board, placement)
+        self._candidates(board, placement, self.settings.initial_level)
         self.landing(board, placement)
         self.settle(board, placement)
 
@@ -198,7 +206,7 @@ class Planner:
     def second_thought(self, board: Board, chosen: Placement, next_piece: str, level: int) -> Placement | None:
         """Where the player puts ``chosen``'s piece on ``board`` now that the piece after it is known
         (``chosen`` was planned without it, as every plan made ahead is), if not at ``chosen``."""
-        better = self.player.choose(board, chosen.piece, next_piece, PLAN_BUDGET_STEPS * iteration_delay(level)).placement
+        better = self.player_at(level).choose(board, chosen.piece, next_piece, PLAN_BUDGET_STEPS * iteration_delay(level)).placement
         if better is None or (better.rotations, better.x) == (chosen.rotations, chosen.x):
             return None
         return better
@@ -218,14 +226,14 @@ class Planner:
         down_s = tuple(t - latency for t in timing.key_times(keys)) if waits else None
         return KeyPlan(target, keys, final, verdict.land_s - latency, verdict, start, down_s)
 
-    def _candidates(self, board: Board, chosen: Placement) -> list[Placement]:
+    def _candidates(self, board: Board, chosen: Placement, level: int) -> list[Placement]:
         """The player's choice, then the other placements by the player's one-piece rating."""
-        rules = self.rules
+        rules, player = self.rules, self.player_at(level)
         out = np.zeros((kernel.MAX_CANDIDATES, 3), dtype=np.int64)
         ratings = np.zeros(kernel.MAX_CANDIDATES, dtype=np.float64)
         n, _, _ = kernel.rate_candidates(
-            board.cells, kind_of(chosen.piece), rules.name == "standard", rules.clearable_rows, self.player.weights,
-            self.player.use_priority, out, ratings, np.zeros((rules.height, rules.width), dtype=np.uint8),
+            board.cells, kind_of(chosen.piece), rules.name == "standard", rules.clearable_rows, player.weights,
+            player.use_priority, out, ratings, np.zeros((rules.height, rules.width), dtype=np.uint8),
             np.zeros(rules.width, dtype=np.int64), np.zeros(rules.width, dtype=np.int64), np.zeros(kernel.N_FEATURES),
         )
         order = np.argsort(-ratings[: max(n, 0)], kind="stable")

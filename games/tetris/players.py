@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -29,6 +29,16 @@ REFINE_CHUNK = 6
 
 
 @dataclass(frozen=True)
+class AtSpeed:
+    """How a player values boards where the game falls fast: from ``from_level`` up, each weight
+    named in ``weight_scales`` is multiplied by its scale.  At Standard Tetris's level 10 a piece
+    falls a row per 50 ms, and the higher the pile the fewer keys reach a place before it lands."""
+
+    from_level: int
+    weight_scales: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class PlayerSpec:
     """What defines a player: its weights, how it breaks ties, and how far it looks."""
 
@@ -43,6 +53,8 @@ class PlayerSpec:
     #: ... when the pile reaches within this many rows of the top (where a wrong
     #: move can end a Standard Tetris game); 0 means on every board.
     expect_rows: int = 0
+    #: Weights for fast levels, where a player steers pieces against gravity (the rig's ai).
+    at_speed: AtSpeed | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.weights) - set(FEATURE_NAMES))
@@ -54,6 +66,18 @@ class PlayerSpec:
             raise ValueError(f"player {self.name!r}: lookahead must be 1 or 2")
         if self.expect_top < 0 or self.expect_rows < 0:
             raise ValueError(f"player {self.name!r}: expect_top and expect_rows must be >= 0")
+        if self.at_speed is not None:
+            unknown = sorted(set(self.at_speed.weight_scales) - set(FEATURE_NAMES))
+            if unknown:
+                raise ValueError(f"player {self.name!r}: at_speed scales unknown features {unknown}")
+
+    def at_level(self, level: int) -> PlayerSpec:
+        """The spec a game at ``level`` is played with: its weights scaled by ``at_speed`` from
+        that spec's level up."""
+        if self.at_speed is None or level < self.at_speed.from_level:
+            return self
+        scales = self.at_speed.weight_scales
+        return replace(self, weights={k: v * scales.get(k, 1.0) for k, v in self.weights.items()}, at_speed=None)
 
     def weight_vector(self) -> np.ndarray:
         """Weights in kernel feature order (absent features weigh 0)."""

@@ -105,7 +105,7 @@ def test_a_second_thought_knowing_the_piece_after_leaves_the_z_tower_unbuilt(pla
     # From a seed-1 level-10 game the rig lost: planned without the piece after it, each Z of a run
     # went upright onto the step at column 3; knowing another Z comes, the player lays it flat.
     step = Board.from_rows(["##........", "##.#......", "#########."], 10, 20)
-    blind = planner.player.choose(step, "Z", None).placement
+    blind = planner.player_at(10).choose(step, "Z", None).placement
     assert blind is not None and (blind.rotations, blind.x) == (1, 3)
     better = planner.second_thought(step, blind, "Z", 10)
     assert better is not None and (better.rotations, better.x) == (0, 5)
