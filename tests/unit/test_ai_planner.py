@@ -101,6 +101,15 @@ def test_a_closed_loop_plan_is_taken_only_where_the_confirmations_asked_for_fit(
     assert from_higher is not None and not from_higher.final  # a step higher, both fit
 
 
+def test_at_level_10_the_planner_keeps_the_pile_lower_than_at_level_9(planner: Planner) -> None:
+    # The shipped player's at_speed: at level 10 a T goes flat onto the floor rather than up the steps.
+    stairs = Board.from_rows(["#........#", "##.......#", "###......#", "#####....#"], 10, 20)
+    lowered = FallingPiece("T", 1, RULES.spawn_x, RULES.spawn_y - 1)
+    at_9, at_10 = (planner.decide(stairs, lowered, None, level, 0.0) for level in (9, 10))
+    assert at_9 is not None and (at_9.placement.rotations, at_9.placement.x, at_9.placement.y) == (3, 4, 3)
+    assert at_10 is not None and (at_10.placement.rotations, at_10.placement.x, at_10.placement.y) == (2, 7, 1)
+
+
 def test_a_second_thought_knowing_the_piece_after_leaves_the_z_tower_unbuilt(planner: Planner) -> None:
     # From a seed-1 level-10 game the rig lost: planned without the piece after it, each Z of a run
     # went upright onto the step at column 3; knowing another Z comes, the player lays it flat.
