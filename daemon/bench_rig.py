@@ -150,12 +150,13 @@ Since 141b5d0 the gamerig player doubles its landing height's weight at level 10
 model's games ended early 66 of 180 times against 89).  At 1fb0d6f (the same code): level 10 x
 1000 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 3), glass_to_key_ms p50 8.0 / p99
 13.3, 0.399 vs 0.398; level 5 x 300 mismatches 0, 0.3967 vs 0.3933, p99 307.0 (turn_first_pieces
-11).  With the four freezes: seeds 2, 3 and 4 pieces 1000 (deadline_misses 0, 0, 1; mismatches 0,
-1, 4; max_halt_s 1.063, 1.104, 1.069; 0.398-0.399 vs 0.399); seed 0 game over at 261 (0.3602 vs
-0.3946, 91 %: an I lost a move with no time left to correct it and stood on the left column) and
-1000 pieces (mismatches 1) in another run; seed 1 game over at 798 (141b5d0; 11 mismatches) and
-615 (a J's drop lost late: the next piece's plan moved it three columns, the ai moved it back two,
-most likely planned before the relay's third key reached it).
+11).  With the four freezes: seeds 2-6 pieces 1000 (deadline_misses 0, 0, 1, 0, 2; mismatches 0,
+1, 4, 0, 5; max_halt_s 1.063-1.104; 0.398-0.399 vs 0.398-0.399); seed 0 game over at 261 (0.3602
+vs 0.3946, 91 %: an I lost a move with no time left to correct it and stood upright on the second
+column) and 1000 pieces (mismatches 1) in another run; seed 1 game over at 798 (141b5d0; 11
+mismatches), 615 (a J's drop lost late: the next piece's plan moved it three columns, the ai moved
+it back two, most likely planned before the relay's third key reached it) and 719 (10
+mismatches).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
