@@ -155,8 +155,11 @@ model's games ended early 66 of 180 times against 89).  At 1fb0d6f (the same cod
 vs 0.3946, 91 %: an I lost a move with no time left to correct it and stood upright on the second
 column) and 1000 pieces (mismatches 1) in another run; seed 1 game over at 798 (141b5d0; 11
 mismatches), 615 (a J's drop lost late: the next piece's plan moved it three columns, the ai moved
-it back two, most likely planned before the relay's third key reached it) and 719 (10
-mismatches).
+it back two) and 719 (10 mismatches), and played 1000 pieces (mismatches 3, 0.399 vs 0.399) in a
+fourth run, whose bus was recorded: 10 of its 13 lost drops' ways back stopped the next piece's
+plan while it ran, each published 2-21 ms after that plan's latest key, and the relay stopped the
+plan 5-10 ms later, before its next key (so at 615 no key of that plan is likely to have gone down
+after the way back was planned).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
