@@ -157,9 +157,9 @@ column) and 1000 pieces (mismatches 1) in another run; seed 1 game over at 798 (
 mismatches), 615 (a J's drop lost late: the next piece's plan moved it three columns, the ai moved
 it back two) and 719 (10 mismatches), and played 1000 pieces (mismatches 3, 0.399 vs 0.399) in a
 fourth run, whose bus was recorded: 10 of its 13 lost drops' ways back stopped the next piece's
-plan while it ran, each published 2-21 ms after that plan's latest key, and the relay stopped the
-plan 5-10 ms later, before its next key (so at 615 no key of that plan is likely to have gone down
-after the way back was planned).
+plan while it ran, each published 2-21 ms after that plan's latest key; one, 3 ms after the third
+of three moves right, had two moves left (planned before that key's relay.key came), and the
+closed loop corrected the column in time, as it had no time to at 615.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
