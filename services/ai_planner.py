@@ -4,9 +4,11 @@ No I/O; the clock is injected (it only measures how long planning took, which th
 include).  Times are seconds after a reference instant ``t_state``: when the screen showed the
 piece where it was observed (a frame's t_capture minus the view latency).
 
-Choosing: the configured Player picks a placement (two-piece with the preview; without the piece
-after it, as when planning ahead, re-valuing its best few by the expected reply over the seven at
-every height), with a search budget of PLAN_BUDGET_STEPS fall steps.  Its keys are simulated against gravity at the level
+Choosing: the configured Player picks a placement, with its weights for the level (a player's
+``at_speed``: the gamerig player keeps the pile lower at level 10, where the keys reach less far)
+(two-piece with the preview; without the piece after it, as when planning ahead, re-valuing its
+best few by the expected reply over the seven at every height), with a search budget of
+PLAN_BUDGET_STEPS fall steps.  Its keys are simulated against gravity at the level
 (games/tetris/key_plan.py); if they cannot finish before the piece lands, the next best placements
 by the player's one-piece rating are tried in turn (at most MAX_ALTERNATIVES), and if none works
 there is no plan (the piece falls where it is: a deadline miss).  A piece still in its spawn row
