@@ -43,10 +43,11 @@ camera lost the piece, or sends only unsure frames), the drop goes unconfirmed, 
 would have pressed it; but not before a frame that can confirm it has had time to come, while the
 drop's deadline allows (services/ai_blind_drop.py: a piece still in its spawn row can only be
 confirmed after its first fall).  A frame that shows the piece still falling after its drop
-(services/ai_lost_drop.py: the drop key never reached the game) gets the drop pressed again, at most
-MAX_DROP_RETRIES times, instead of being taken for the next piece; if not even the drop is in time,
-an empty part stops the keys of the next piece's plan made ahead (they would move this piece, then
-the next one, astray) and the piece is predicted where it falls.  ``predict.board`` always carries
+(services/ai_lost_drop.py: the drop key never reached the game) is not taken for the next piece:
+an empty part first stops the keys after the drop (the next piece's plan made ahead would move this
+piece, then the next one, astray), and once the relay has answered it, every key it pressed is
+known and the drop is pressed again from where they put the piece (at most MAX_DROP_RETRIES times);
+if not even the drop is in time, the piece is predicted where it falls.  ``predict.board`` always carries
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
 
@@ -299,7 +300,9 @@ class AiService(PlanAhead):
         if not body["ok"] and active is self.ahead:
             self._discard_ahead(f"relay: {body.get('reason')}")
             return
-        if body["ok"]:
+        if body["ok"] and active.stopping is not None:
+            self._way_back(active)
+        elif body["ok"]:
             active.relay_done = True
             self._correct_lost_key(active)
         elif not active.finished:
@@ -332,6 +335,8 @@ class AiService(PlanAhead):
         if active is not None and not active.finished and active.relay_done and active.last_down_t is not None:
             if now >= self._blind_drop_due(active, active.last_down_t):
                 self._drop_blind(active)
+        if active is not None and active.stopping is not None and now > active.deadline_t:
+            self._way_back(active)  # the relay did not answer the stop in time: plan from the keys it reported
         if active is not None and not active.finished and now > active.deadline_t:
             self._give_up(active, "its deadline passed before the relay finished it")
         self._publish_state(now)
@@ -401,7 +406,7 @@ class AiService(PlanAhead):
     def _confirm(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
         """Closed loop: once the frame shows the piece after the last key, drop it or correct it;
         before that, a frame may show that one of the part's keys was lost."""
-        if active.finished:
+        if active.finished or active.stopping is not None:
             return
         start_y, start_t = active.start
         # Fresh evidence only: the piece must show lower than where this part was planned from, by
@@ -612,18 +617,33 @@ class AiService(PlanAhead):
         )
 
     def _drop_again(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
-        """Press the lost drop again (with the moves back to the target, should it be off), if it
-        can go down before gravity lands the piece; otherwise it lands where it falls."""
+        """The drop was lost: first stop the keys that may still come after it, then press it again
+        (``_way_back``).  The next piece's plan made ahead went to the relay with the drop, and its
+        keys have been moving this piece; the relay reports a key only once it is up, so a way back
+        planned at once missed the key being held (a level-10 run: the way back came 3 ms after the
+        third of the plan's R presses, counted two, and the closed loop had to save the piece).  An
+        empty part supersedes the plan at the relay, which answers once its last key is up."""
         active.lowest_y = seen.y
         active.drop_retries += 1
-        dropped_at, active.dropped_at = active.dropped_at, None  # until the relay presses the drop again
-        # The next piece's plan made ahead went to the relay with this drop: its keys have been moving
-        # this piece, and the frame may not show the latest of them yet.  Drop that plan (this part
-        # supersedes it at the relay) and confirm the piece's pose by a fresh frame before the drop.
-        moved_by_plan_ahead = self.ahead is not None
+        assert active.dropped_at is not None
+        active.stopping = (seen, t_state, active.dropped_at)
+        active.dropped_at = None  # until the relay presses the drop again
         self._discard_ahead("the drop before it was lost")
-        seen = self._pose_now(active, seen, t_state, dropped_at)
-        plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=moved_by_plan_ahead)
+        active.part += 1
+        active.relay_done, active.last_down_t, active.suspect, active.lost_key = False, None, None, None
+        # By a press cycle the relay has let go of the key it held: then plan from the keys reported.
+        self._publish_part(active, (), time.monotonic() + self._press_cycle_s(), final=False)
+
+    def _way_back(self, active: PieceInPlay) -> None:
+        """The relay stopped the keys after the lost drop: press the drop again from where the keys
+        it pressed put the piece (with the moves back to the target, confirmed by a fresh frame if
+        they moved it), if it can go down before gravity lands the piece; else retarget, or let it
+        land where it falls."""
+        assert active.stopping is not None
+        (seen, t_state, dropped_at), active.stopping = active.stopping, None
+        since = [key for key, down_t in self.recent_keys if down_t > dropped_at]
+        seen = self._pose_now(active, seen, t_state, since)
+        plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=bool(since))
         if plan is None:
             if not self._retarget(active, seen, t_state):
                 self._let_it_fall(active, seen)
@@ -633,27 +653,21 @@ class AiService(PlanAhead):
         self._send_next(active, plan, t_state)
 
     def _let_it_fall(self, active: PieceInPlay, seen: FallingPiece) -> None:
-        """The lost drop cannot go down again before gravity lands the piece from ``seen``: stop
-        the keys of the next piece's plan made ahead, which would go on moving this piece and then
-        the next one astray (an empty part supersedes them at the relay), and predict the landing
-        where it falls (a level-10 run with 2 % lost presses lost its game after such landings)."""
+        """The lost drop cannot go down again before gravity lands the piece from ``seen`` (the
+        keys after the drop are stopped already): predict the landing where it falls (a level-10
+        run with 2 % lost presses lost its game after such landings, left unpredicted)."""
         log.warning("plan %s: its drop was lost and gravity lands it first, from %s", active.part_id, (seen.orientation, seen.x, seen.y))
         self._predict_again(active, *self.planner.fall_in_place(active.board_before, seen))
-        active.part += 1
-        active.relay_done, active.last_down_t = False, None
-        now = time.monotonic()
-        self._publish_part(active, (), now + iteration_delay(active.level), final=True)
+        active.finished = True
 
-    def _pose_now(self, active: PieceInPlay, seen: FallingPiece, t_state: float, dropped_at: float | None) -> FallingPiece:
-        """Where the piece whose drop was lost is now: ``seen`` is a frame old, and the keys of the
-        next piece's plan went on moving it (services/ai_lost_drop.py)."""
+    def _pose_now(self, active: PieceInPlay, seen: FallingPiece, t_state: float, since: Sequence[str]) -> FallingPiece:
+        """Where the piece whose drop was lost is now: ``seen`` is a frame old, and ``since``, the
+        keys pressed after the drop, went on moving it (services/ai_lost_drop.py)."""
         board, target = active.board_before, active.plan.target
-        if dropped_at is not None:
-            since = [key for key, down_t in self.recent_keys if down_t > dropped_at]
-            at_drop = FallingPiece(active.piece, target.orientation, target.x, seen.y)
-            now = pose_since_drop(board, seen, at_drop, since)
-            if now is not None:
-                return now
+        at_drop = FallingPiece(active.piece, target.orientation, target.x, seen.y)
+        now = pose_since_drop(board, seen, at_drop, since)
+        if now is not None:
+            return now
         return pose_after(board, seen, [key for key, down_t in self.recent_keys if down_t + self.settings.key_latency_s > t_state])
 
     def _give_up(self, active: PieceInPlay, why: str) -> None:

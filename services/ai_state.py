@@ -38,6 +38,9 @@ class PieceInPlay:
     dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
     next_at_drop: str | None = None  # the preview's piece when the drop went down
     drop_retries: int = 0
+    #: Its drop was lost: the frame that showed it still falling (pose, t_state) and when the lost
+    #: drop went down, kept while an empty part stops the keys after the drop (services/ai.py).
+    stopping: tuple[FallingPiece, float, float] | None = None
     #: Off target in a frame: (orientation, x) and the t_state it was first seen so; a correction
     #: waits until frames have agreed for CORRECTION_EVIDENCE_S.
     suspect: tuple[tuple[int, int], float] | None = None

@@ -2,8 +2,8 @@
 
 The test is the rest of the rig: games/tetris/engine.py's Game runs in real time at the configured
 level (gravity every fall step), a camera publishes obs.frame every 1/30 s and obs.event on spawns
-and landings, and a relay presses each plan's keys into the Game at the configured cadence and
-reports relay.key / relay.done.  Every piece must land exactly where the ai's predict.board said,
+and landings, and a relay presses each plan's keys into the Game at the configured cadence (a new
+plan stops the one running, as the real relay does) and reports relay.key / relay.done.  Every piece must land exactly where the ai's predict.board said,
 including one whose key press the relay loses (the closed loop must see it and correct it) and after
 a wd.resync that changes the board under the ai.  Every 4th frame is "unsure" and repeats the piece
 where it spawned, as the camera's tracker does: the ai must not steer by those.  Not tested here: the camera's own latency and
@@ -76,6 +76,11 @@ class World:
         self.landings: list[tuple[str | None, list[str]]] = []  # (the root planned last, the board after)
         self.lose_next_key_of: str | None = None
         self.lose_next_drop = False
+        #: After a lost drop, one more key of a superseded plan goes down as the ai's next plan
+        #: arrives, as the real relay finishes a key it holds (a plan made ahead's, moving the piece).
+        self.stray_key_after_lost_drop = False
+        self.stray_key_due = False
+        self.stray_keys: list[str] = []
         self.lose_first_key_before_another = False  # of the next plan whose later keys differ from its first
         self.lost: list[str] = []
         self.ai_stats: dict = {}
@@ -126,7 +131,14 @@ class World:
         elif message.topic == "plan.keys":
             self.plans.append(message.body)
             self.planned = True
+            self.supersede(message.body["plan_id"])
             start = max(time.monotonic(), message.body.get("start_t", -float("inf")))  # as the relay does
+            if self.stray_key_due:
+                self.stray_key_due = False
+                self.press_stray_key(time.monotonic())
+                start = max(start, time.monotonic() + (HOLD_MS + GAP_MS) / 1000)
+            if not message.body["keys"]:  # the relay answers an empty plan at once
+                self.relay.publish("relay.done", {"plan_id": message.body["plan_id"], "ok": True, "reason": "", "pressed": 0, "t_done": start})
             lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
             lose_drop = self.lose_next_drop and "drop" in message.body["keys"]
             moves = [key for key in message.body["keys"] if key != "drop"]
@@ -209,10 +221,28 @@ class World:
         self.frame(now)
         self.event("landed", piece, now)
 
+    def supersede(self, plan_id: str) -> None:
+        """A new plan stops the keys of the one running, as the relay does."""
+        stopped = {p for _, p, _, _ in self.keys if p != plan_id}
+        self.keys = [due for due in self.keys if due[1] == plan_id]
+        for old in stopped:
+            self.relay.publish("relay.done", {"plan_id": old, "ok": False, "reason": "superseded by a newer plan", "pressed": 0, "t_done": time.monotonic()})
+
+    def press_stray_key(self, now: float) -> None:
+        """A key of a plan the ai no longer steers by moves the falling piece a column."""
+        piece = self.game.piece
+        assert piece is not None
+        key = "left" if after_key(self.game.board, piece, "left") != piece else "right"
+        self.game.press(key)
+        self.stray_keys.append(key)
+        self.relay.publish("relay.key", {"plan_id": "astray", "key": key, "down_t": now, "up_t": now + HOLD_MS / 1000})
+        self.relay.publish("relay.done", {"plan_id": "astray", "ok": False, "reason": "superseded by a newer plan", "pressed": 1, "t_done": now})
+
     def press(self, now: float) -> None:
         _, plan_id, key, lost = self.keys.pop(0)
         if lost:
             self.lost.append(plan_id)
+            self.stray_key_due = self.stray_key_after_lost_drop and key == DROP
         else:
             for event in self.game.press(key):  # type: ignore[arg-type]
                 if event.kind == "landed":
@@ -327,8 +357,22 @@ def test_a_lost_drop_is_pressed_again_not_taken_for_the_next_piece(world: World)
     assert world.lost, "no drop was lost: the test did not exercise the retry"
     lost_root = world.lost[0].split(".")[0]
     parts = [p for p in world.plans if p["plan_id"].split(".")[0] == lost_root]
-    assert [p["keys"][-1] for p in parts].count("drop") >= 2, parts  # the drop, then the drop again
+    assert [p["keys"][-1:] for p in parts].count(["drop"]) >= 2, parts  # the drop, then the drop again
     world.assert_landed_as_predicted(3)
+
+
+def test_a_key_pressed_after_a_lost_drop_is_counted_before_the_drop_goes_again(world: World) -> None:
+    # At level 10 the next piece's plan made ahead goes on moving a piece whose drop was lost; the
+    # relay reports a key only once it is up, so the ai first stops those keys, then plans the way
+    # back from every key the relay says it pressed (planned at once, it missed the key in hand).
+    world.start_playing()
+    world.lose_next_drop = world.stray_key_after_lost_drop = True
+    world.run(pieces=3, timeout=25.0)
+    assert world.lost and world.stray_keys, "no key after a lost drop: the test did not exercise the race"
+    lost_root = world.lost[0].split(".")[0]
+    parts = [p["keys"] for p in world.plans if p["plan_id"].split(".")[0] == lost_root]
+    world.assert_landed_as_predicted(3)
+    assert [] in parts, parts  # the stop
 
 
 def test_a_key_lost_early_in_a_part_is_corrected_as_soon_as_the_part_ends(world: World) -> None:
