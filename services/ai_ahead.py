@@ -210,7 +210,7 @@ class PlanAhead:
         ahead = PieceInPlay(
             root=f"{self._root_prefix}{self._roots}", piece=start.kind, first_seq=-1, t_seen=spawn, level=level,
             board_before=board, placement=decision.placement, plan=plan, start=(start.y, spawn), lowest_y=start.y,
-            predicted=decision.predicted, lines_cleared=decision.lines_cleared,
+            predicted=decision.predicted, lines_cleared=decision.lines_cleared, spawn_t=spawn,
         )
         self.ahead = ahead
         log.debug("plan %s ahead: %s after the drop at %.4f, spawn %.4f, keys %s from %.4f", ahead.root, start.kind, dropped.dropped_at, spawn, plan.keys, start_t)
@@ -247,7 +247,6 @@ class PlanAhead:
             return False
         assert ahead.predicted is not None
         ahead.first_seq, ahead.t_seen, ahead.lowest_y = seq, t_seen, seen.y
-        self._learn_next_piece(ahead, next_piece)
         ahead.start = confirm_from(ahead.start, seen.y, t_seen - self.settings.view_latency_s, step)
         self.active = ahead
         self.following = False
@@ -255,6 +254,7 @@ class PlanAhead:
         self._publish_prediction(ahead.root, ahead.predicted)
         self.counters.plans += 1
         self.counters.ahead_used += 1
+        self._learn_next_piece(ahead, next_piece)  # once it is the piece in play: it may be steered on at once
         if ahead.finished:
             self._prepare_ahead(ahead)
         return True

@@ -37,7 +37,13 @@ class PieceInPlay:
     deadline_t: float = float("inf")  # of the part sent last
     dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
     next_at_drop: str | None = None  # the preview's piece when the drop went down
+    pressed: int = 0  # keys of the part sent last that the relay reported down
+    spawn_t: float | None = None  # planned ahead: the predicted spawn its keys were timed from (the relay's clock)
     drop_retries: int = 0
+    #: The part an empty part is stopping so that the piece goes to its second thought at once
+    #: (services/ai.py's ``_think_early``), and that part's deadline; its keys reported down still
+    #: count in ``pressed``.
+    rethinking: tuple[str, float] | None = None
     #: Its drop was lost: the frame that showed it still falling (pose, t_state) and when the lost
     #: drop went down, kept while an empty part stops the keys after the drop (services/ai.py).
     stopping: tuple[FallingPiece, float, float] | None = None

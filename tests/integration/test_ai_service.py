@@ -81,6 +81,7 @@ class World:
         self.stray_key_after_lost_drop = False
         self.stray_key_due = False
         self.stray_keys: list[str] = []
+        self.pressed_keys: list[tuple[str, str]] = []
         self.lose_first_key_before_another = False  # of the next plan whose later keys differ from its first
         self.lost: list[str] = []
         self.ai_stats: dict = {}
@@ -240,6 +241,7 @@ class World:
 
     def press(self, now: float) -> None:
         _, plan_id, key, lost = self.keys.pop(0)
+        self.pressed_keys.append((plan_id, key))
         if lost:
             self.lost.append(plan_id)
             self.stray_key_due = self.stray_key_after_lost_drop and key == DROP
@@ -400,8 +402,9 @@ def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_o
     # Every plan made ahead is chosen without the piece after it; here the camera reads each preview
     # only after the piece's first plan came, so pieces planned from sight are chosen without it
     # too.  On a step, a Z planned so goes upright (a run of them built a tower and lost a level-10
-    # game); once the preview shows another Z, the confirmed piece is steered on to lie flat, and
-    # lands where the new prediction says.
+    # game); once the preview shows another Z, the piece is steered on to lie flat, and lands where
+    # the new prediction says.  It is steered on at once, from where the keys pressed by then put
+    # it: at its confirmation it would be rows lower, with fewer places in reach.
     world.game.board = Board.from_rows(["##........", "##.#......", "#########."], 10, 20)
     world.game.source = FixedPieces("Z")
     world.preview_after_plan = True
@@ -410,3 +413,6 @@ def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_o
     world.assert_landed_as_predicted(1)
     first = [p for p in world.plans if p["plan_id"].split(".")[0] == world.landings[0][0]]
     assert (first[0]["orientation"], first[0]["x"]) == (2, 3) and (first[-1]["orientation"], first[-1]["x"]) == (1, 5), first
+    # at once: the first part's keys still to come were stopped (an empty part), not all pressed first
+    pressed_first = [key for plan_id, key in world.pressed_keys if plan_id == first[0]["plan_id"]]
+    assert first[1]["keys"] == [] and len(pressed_first) < len(first[0]["keys"]), (first, pressed_first)
