@@ -1,20 +1,23 @@
 """An offline model of the rig's play at level 10 with faults, to compare the ai's policies on many
 piece sequences in seconds rather than one `gamerigctl bench rig` run in minutes:
 
-    .venv/bin/python tests/faults_model.py [--games 30] [--first-seed 0] [--no-second-thought] [--known-next]
+    .venv/bin/python tests/faults_model.py [--games 30] [--first-seed 0] [--no-second-thought]
+        [--late-second-thought] [--confirm-rounds 2] [--known-next]
 
 The ai's own Planner plans each piece ahead, as the rig does (from its spawn at the predicted
 spawn, the piece after it unknown, keys at the relay's cadence simulated against gravity).  With
 the second thought (the default), a plan that waits for its confirmation is chosen again with the
-piece after it, from the pose and time its confirming frame would show, and taken if its keys fit
-with room for two confirmations (services/ai.py).  Faults: every ``--freeze-every`` pieces,
+piece after it, as services/ai.py does: at once, at SECOND_THOUGHT_S after the spawn, from where
+the keys pressed by then put the piece, if its keys fit with room for a confirmation; else from
+the pose and time its confirming frame would show, if they fit with room for two (only that with
+``--late-second-thought``, as the ai did before 586ab5d).  Faults: every ``--freeze-every`` pieces,
 ``--unsteered`` pieces fall where they spawn (a camera freeze halts play for about a second: a
 piece or two land unsteered at level 10); each key is lost with probability ``--lost-key`` and
 left uncorrected (the rig corrects most lost keys, so this is a rate of the ones it cannot).
 Prints, per game, the pieces placed (1000 unless the game ended) and lines per piece.
 
 On 2026-12-04, games ended before 1000 pieces, of 30 (seeds 0-29): 19 without the second thought;
-15 with it as the ai takes it (room for two confirmations; 12 of seeds 30-59); 7 with room for
+15 with it at the confirmation (room for two confirmations; 12 of seeds 30-59); 7 with room for
 one (``--confirm-rounds 1``); 4 with the piece after known when planning (``--known-next``: the
 bound that knowing it sooner could reach).  The model leaves out what made the ai ask for two: a
 second thought's drop comes late in the fall, and in the rig a lost drop then could not be pressed
@@ -27,6 +30,12 @@ worse (of seeds 0-89, landing height x1.5: 40; x2.5: 33), and nothing tried on t
 (holes and rows with holes x1.5: 39; ceiling pressure x2: 28; the unreachable moves x3: 28; eight
 placements re-valued by expectation instead of four: 31).  At levels 8 and 9 (``LEVEL``) few
 games end either way (4 and 3 of 90 with it, 1 and 3 without).
+
+With the second thought taken at once as well (586ab5d), 10 of seeds 0-89 ended early against 28
+with ``--late-second-thought``, and 11 of seeds 90-179 against 38; the bound with the piece after
+known when planning is 11 of seeds 0-89.  Taken at once with room for two confirmations, 22 and
+16; reckoned with the view's key latency and an unknown fall phase instead of the spawn's clock,
+23 of seeds 0-89.
 """
 
 from __future__ import annotations
@@ -41,33 +50,66 @@ from gamerig.games.tetris.engine import DROP, FallingPiece, after_key, fits
 from gamerig.games.tetris.placements import enumerate_placements
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.games.tetris.sequence import RandomPieces
-from gamerig.services.ai_ahead import FIRST_KEY_MARGIN_S, first_fall
-from gamerig.services.ai_planner import PieceDecision, Planner
+from gamerig.services.ai_ahead import BUS_MARGIN_S, FIRST_KEY_MARGIN_S, first_fall
+from gamerig.services.ai_lost_drop import poses_along
+from gamerig.services.ai_planner import KeyPlan, PieceDecision, Planner
 from gamerig.services.ai_settings import AiSettings
 
 LEVEL = 10
 KEY_INTERVAL_S = 0.06  # configs/gamerig-sim.yaml's hold_ms 30 + gap_ms 30
+#: When the ai has a second thought for a piece planned ahead, after its spawn: the camera's first
+#: frame of it with the new preview (about 50 ms in `gamerigctl bench rig` runs), and the search.
+SECOND_THOUGHT_S = 0.07
 
 
-def second_thought(planner: Planner, board: Board, decision: PieceDecision, next_piece: str, rounds: int) -> PieceDecision:
-    """``decision``, or the player's choice knowing ``next_piece`` if its keys fit from where the
-    confirming frame shows the piece with ``rounds`` confirmations (services/ai.py's ``_think_again``)."""
+def second_thought(planner: Planner, board: Board, decision: PieceDecision, next_piece: str, args: argparse.Namespace) -> PieceDecision:
+    """``decision``, or the player's choice knowing ``next_piece`` if its keys fit: at once, from
+    where the keys pressed by SECOND_THOUGHT_S put the piece, with room for one confirmation
+    (services/ai.py's ``_think_early``), else from where the confirming frame shows it, with
+    ``args.confirm_rounds`` (``_think_again``)."""
     plan = decision.plan
     better = planner.second_thought(board, decision.placement, next_piece, LEVEL)
     if plan.final or better is None:
         return decision
+    target = FallingPiece(better.piece, better.orientation, better.x, better.y)
+    again = None if args.late_second_thought else at_once(planner, board, plan, target)
+    if again is None:
+        again = at_confirmation(planner, board, plan, target, args.confirm_rounds)
+    if again is None:
+        return decision
+    predicted, cleared = planner.settle(board, better)
+    return PieceDecision(better, again, predicted, cleared, 0, 0.0)
+
+
+def at_once(planner: Planner, board: Board, plan: KeyPlan, target: FallingPiece) -> KeyPlan | None:
+    """Keys to ``target`` from where the first keys pressed before SECOND_THOUGHT_S put the piece,
+    the rest stopped, reckoned from the spawn as the plan made ahead was."""
+    down = plan.down_s if plan.down_s is not None else [FIRST_KEY_MARGIN_S + i * KEY_INTERVAL_S for i in range(len(plan.keys))]
+    pressed = [t for t in down if t < SECOND_THOUGHT_S + BUS_MARGIN_S]
+    pose = poses_along(board, plan.start, plan.keys[: len(pressed)], above_allowed=True)[-1]
+    first_key_t = max(SECOND_THOUGHT_S + 2 * BUS_MARGIN_S, max(pressed, default=-1.0) + KEY_INTERVAL_S)
+    for fallen in (0, 1):  # a turn the spawn row does not fit went down after the first fall
+        here = FallingPiece(pose.kind, pose.orientation, pose.x, pose.y - fallen)
+        if fits(board, here.cells()):
+            t_state = fallen * iteration_delay(LEVEL)
+            again = planner.keys_to(
+                board, here, target, LEVEL, t_state, confirm_again=True, first_key_t=first_key_t, key_latency_s=0.0, first_fall_s=first_fall(LEVEL)
+            )
+            return again if again is not None and not again.final else None
+    return None
+
+
+def at_confirmation(planner: Planner, board: Board, plan: KeyPlan, target: FallingPiece, rounds: int) -> KeyPlan | None:
+    """Keys to ``target`` from where the frame confirming ``plan``'s keys shows the piece, with
+    ``rounds`` confirmations."""
     confirmed_s = FIRST_KEY_MARGIN_S + (len(plan.keys) - 1) * KEY_INTERVAL_S + planner.settings.confirm_delay_s
     step = iteration_delay(LEVEL)
     falls = 0 if confirmed_s < step else 1 + int((confirmed_s - step) / step)
     seen = FallingPiece(plan.target.kind, plan.target.orientation, plan.target.x, plan.start.y - falls)
     if not fits(board, seen.cells()):
-        return decision
-    target = FallingPiece(better.piece, better.orientation, better.x, better.y)
+        return None
     again = planner.keys_to(board, seen, target, LEVEL, 0.0, confirm_again=True, confirm_rounds=rounds)
-    if again is None or again.final:
-        return decision
-    predicted, cleared = planner.settle(board, better)
-    return PieceDecision(better, again, predicted, cleared, 0, 0.0)
+    return again if again is not None and not again.final else None
 
 
 def play(planner: Planner, seed: int, args: argparse.Namespace) -> tuple[int, int]:
@@ -93,7 +135,7 @@ def play(planner: Planner, seed: int, args: argparse.Namespace) -> tuple[int, in
             _, board, cleared = planner.fall_in_place(board, start)
         else:
             if args.second_thought:
-                decision = second_thought(planner, board, decision, source.peek(), args.confirm_rounds)
+                decision = second_thought(planner, board, decision, source.peek(), args)
             keys = decision.plan.check.keys
             if faults.random() < 1 - (1 - args.lost_key) ** len(keys):
                 lost = faults.integers(len(keys))
@@ -116,7 +158,8 @@ def main() -> None:
     parser.add_argument("--unsteered", type=int, default=2)
     parser.add_argument("--lost-key", type=float, default=0.005)
     parser.add_argument("--no-second-thought", dest="second_thought", action="store_false")
-    parser.add_argument("--confirm-rounds", type=int, default=2, help="confirmations a second thought must leave room for (the ai's: 2)")
+    parser.add_argument("--confirm-rounds", type=int, default=2, help="confirmations a second thought at the confirmation must leave room for (the ai's: 2)")
+    parser.add_argument("--late-second-thought", action="store_true", help="only at the confirmation (the ai before 586ab5d)")
     parser.add_argument("--known-next", action="store_true", help="plan knowing the piece after (no second thought)")
     args = parser.parse_args()
     if args.known_next:
