@@ -414,7 +414,7 @@ class AiService(PlanAhead):
     def _confirm(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> None:
         """Closed loop: once the frame shows the piece after the last key, drop it or correct it;
         before that, a frame may show that one of the part's keys was lost."""
-        if active.finished or active.stopping is not None or active.rethinking is not None:
+        if active.finished or active.stopping is not None or active.rethinking is not None or t_state < active.fresh_after:
             return
         start_y, start_t = active.start
         # Fresh evidence only: the piece must show lower than where this part was planned from, by
@@ -541,6 +541,9 @@ class AiService(PlanAhead):
             self.counters.second_thoughts += 1
             log.info("plan %s: the piece after it shown, steered on at once from %s to %s", active.part_id, (found[0].orientation, found[0].x), better)
             self._steer_anew(active, better, plan, *found)
+            # Frames from before the counted keys acted show poses off the new part's way: taken
+            # for lost keys of it, they had good second thoughts "corrected" astray.
+            active.fresh_after = self.last_key_down_t + self.settings.key_latency_s
         elif stopped and found is not None and (found[0].orientation, found[0].x) != (target.orientation, target.x):
             self._correct(active, *found, on_target=False)  # from where the stop left it
         elif stopped:  # its keys were all pressed, or only a frame can tell where it is: confirm it
@@ -616,7 +619,7 @@ class AiService(PlanAhead):
 
     def _send_next(self, active: PieceInPlay, plan: KeyPlan, t_state: float) -> None:
         """Make ``plan`` the piece's next part and send it."""
-        active.plan, active.part, active.pressed = plan, active.part + 1, 0
+        active.plan, active.part, active.pressed, active.fresh_after = plan, active.part + 1, 0, -float("inf")
         active.relay_done, active.last_down_t, active.suspect, active.lost_key = False, None, None, None
         self._send(active, t_state)
 
@@ -734,6 +737,8 @@ class AiService(PlanAhead):
         self.counters.drop_retries += 1
         log.info("plan %s: its drop was lost, pressing it again from %s", active.part_id, (seen.orientation, seen.x, seen.y))
         self._send_next(active, plan, t_state)
+        if since:
+            active.fresh_after = self.last_key_down_t + self.settings.key_latency_s  # as for an early second thought
 
     def _let_it_fall(self, active: PieceInPlay, seen: FallingPiece) -> None:
         """The lost drop cannot go down again before gravity lands the piece from ``seen`` (the

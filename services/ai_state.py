@@ -38,6 +38,9 @@ class PieceInPlay:
     dropped_at: float | None = None  # when the relay pressed its drop: the piece landed then
     next_at_drop: str | None = None  # the preview's piece when the drop went down
     pressed: int = 0  # keys of the part sent last that the relay reported down
+    #: Frames showing the game before this show the piece short of where its part starts: an early
+    #: second thought starts where the keys were counted to put it, not where a frame showed it.
+    fresh_after: float = -float("inf")
     spawn_t: float | None = None  # planned ahead: the predicted spawn its keys were timed from (the relay's clock)
     drop_retries: int = 0
     #: The part an empty part is stopping so that the piece goes to its second thought at once
