@@ -161,6 +161,20 @@ plan while it ran, each published 2-21 ms after that plan's latest key; one, 3 m
 of three moves right, had two moves left (planned before that key's relay.key came), and the
 closed loop corrected the column in time, as it had no time to at 615.
 
+At b23e30e a lost drop first stops the keys after it (an empty part) and the way back is planned
+once the relay has answered, from every key it reported: seed 1 game over at 717 (mismatches 4,
+0.3835 vs 0.3975), a tower of upright Z pieces planned ahead, whose second thoughts came too late
+(of the run's 206 pieces the two-piece player would have put elsewhere, 109 landed where planned
+ahead).  Since 586ab5d a second thought is taken at once (services/ai.py's ``_think_early``), and
+since 0f31c38 frames from before the counted keys acted do not count as lost keys of the part
+after them (at 586ab5d seed 2 lost at 526 with 7 mismatches and 39 lost-key corrections; seed 1
+at 663; seed 0 played 1000, mismatches 4).  At 0f31c38: level 10 x 1000
+pieces 1000, deadline_misses 0, mismatches 0 (resyncs 2), glass_to_key_ms p50 8.2 / p99 17.8,
+0.399 vs 0.398, second_thoughts 260; level 5 x 300 mismatches 0, 0.3967 vs 0.3933, p99 305.6
+(turn_first_pieces 9).  With the four freezes, seeds 0, 1, 2, 3 pieces 1000 each (deadline_misses
+0, 0, 1, 1; mismatches 2, 1, 1, 4; max_halt_s 1.064-1.083; 0.398-0.400 vs 0.398-0.399), and seed 4
+too (deadline_misses 2, mismatches 2, max_halt_s 1.067, 0.400 vs 0.399).
+
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
 shows the screen three frames late); level 5 x 300 p50 81 / p99 381 ms, lines per piece 0.3967 vs

@@ -31,7 +31,11 @@ has the correction sent from where the keys leave the piece as soon as the relay
 unless the piece was planned without the piece after it (every plan made ahead is) and the preview,
 showing that piece since, has the player put it elsewhere: then, while its keys from the confirmed
 pose still finish in time, closed loop again with room for another round, it is steered on there
-first (a second thought; ``second_thoughts`` in the stats).  Off target, once frames have agreed on
+first (a second thought; ``second_thoughts`` in the stats).  A second thought known while the
+first part's keys are still under way is taken at once instead, with room for one confirmation:
+the keys still to come are stopped (an empty part) and the piece is steered on from where the keys
+the relay reported put it (``_think_early``); frames from before those keys acted do not count
+against the new part.  Off target, once frames have agreed on
 it for CORRECTION_EVIDENCE_S, or a fall step if shorter (a lagging frame looks just like a lost
 key): a correction from the observed position to the same target, itself closed loop while another
 confirmation fits (at most MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When
