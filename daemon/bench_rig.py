@@ -175,7 +175,7 @@ pieces 1000, deadline_misses 0, mismatches 0 (resyncs 2), glass_to_key_ms p50 8.
 0, 0, 1, 1; mismatches 2, 1, 1, 4; max_halt_s 1.064-1.083; 0.398-0.400 vs 0.398-0.399), seeds 4 and 6
 too (deadline_misses 2 and 3, mismatches 2 and 8, max_halt_s 1.067 and 1.074, 0.400 vs 0.399 and
 0.399 vs 0.399); seed 5 game over at 584 (0.3801 vs 0.399, 95 %): a J's drop lost late in its fall,
-and the move back too, left it flat over a three-wide well.
+and the key after it too, left it flat over a three-wide well.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
