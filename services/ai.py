@@ -443,7 +443,8 @@ class AiService(PlanAhead, SecondThought):
         """A frame while the part's keys may still be acting: if its pose shows one of them was lost
         (services/ai_lost_key.py) in LOST_KEY_FRAMES frames, correct from where the keys leave the
         piece as soon as the relay is done, without waiting for the closed loop's frames."""
-        end = end_if_one_key_lost(active.board_before, active.plan.start, active.plan.keys, seen)
+        start, counted = active.counted_from or (active.plan.start, ())
+        end = end_if_one_key_lost(active.board_before, start, (*counted, *active.plan.keys), seen)
         if end is None:
             return
         before = active.lost_key
@@ -523,6 +524,7 @@ class AiService(PlanAhead, SecondThought):
     def _send_next(self, active: PieceInPlay, plan: KeyPlan, t_state: float) -> None:
         """Make ``plan`` the piece's next part and send it."""
         active.plan, active.part, active.pressed, active.fresh_after = plan, active.part + 1, 0, -float("inf")
+        active.counted_from = None
         active.relay_done, active.last_down_t, active.suspect, active.lost_key = False, None, None, None
         self._send(active, t_state)
 

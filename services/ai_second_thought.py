@@ -106,16 +106,22 @@ class SecondThought:
         found = self._pose_from_keys(active)
         plan = self._early_plan(active, *found) if found is not None else None
         better, target = active.second_thought, active.plan.target
+        # The next part starts where the counted keys put the piece; if one of them was lost, the
+        # frames show it off that part's way, and taken for a lost key of the part it was
+        # "corrected" astray (a level-10 faults run: an L whose R and last L were lost, on target).
+        counted = (active.plan.start, tuple(active.plan.keys[: active.pressed]))
         if plan is not None and found is not None and better is not None:
             active.second_thought = None
             self.counters.second_thoughts += 1
             log.info("plan %s: the piece after it shown, steered on at once from %s to %s", active.part_id, (found[0].orientation, found[0].x), better)
             self._steer_anew(active, better, plan, *found)
+            active.counted_from = counted
             # Frames from before the counted keys acted show poses off the new part's way: taken
             # for lost keys of it, they had good second thoughts "corrected" astray.
             active.fresh_after = self.last_key_down_t + self.settings.key_latency_s
         elif stopped and found is not None and (found[0].orientation, found[0].x) != (target.orientation, target.x):
             self._correct(active, *found, on_target=False)  # from where the stop left it
+            active.counted_from = counted
         elif stopped:  # its keys were all pressed, or only a frame can tell where it is: confirm it
             active.relay_done, active.last_down_t, active.deadline_t = True, self.last_key_down_t, stopped[1]
 

@@ -41,6 +41,10 @@ class PieceInPlay:
     #: Frames showing the game before this show the piece short of where its part starts: an early
     #: second thought starts where the keys were counted to put it, not where a frame showed it.
     fresh_after: float = -float("inf")
+    #: The part starts where keys counted since a known pose put the piece, not where a frame showed
+    #: it (an early second thought): that pose (a frame's, or the spawn) and those keys, one of
+    #: which may have been lost as well as one of the part's (services/ai.py's ``_watch_keys``).
+    counted_from: tuple[FallingPiece, tuple[str, ...]] | None = None
     spawn_t: float | None = None  # planned ahead: the predicted spawn its keys were timed from (the relay's clock)
     drop_retries: int = 0
     #: The part an empty part is stopping so that the piece goes to its second thought at once

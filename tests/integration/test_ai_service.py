@@ -83,6 +83,7 @@ class World:
         self.stray_keys: list[str] = []
         self.pressed_keys: list[tuple[str, str]] = []
         self.lose_first_key_before_another = False  # of the next plan whose later keys differ from its first
+        self.lose_first_key_of_next_plan = False  # of the next plan with a move or turn
         self.lost: list[str] = []
         self.ai_stats: dict = {}
         self.resync_mid_piece: Board | None = None  # the stack the next planned piece will find instead
@@ -148,7 +149,7 @@ class World:
             lose = self.lose_next_key_of is not None and len(message.body["keys"]) >= 2
             lose_drop = self.lose_next_drop and "drop" in message.body["keys"]
             moves = [key for key in message.body["keys"] if key != "drop"]
-            lose_first = self.lose_first_key_before_another and len(set(moves)) >= 2
+            lose_first = (self.lose_first_key_before_another and len(set(moves)) >= 2) or (self.lose_first_key_of_next_plan and bool(moves))
             for i, key in enumerate(message.body["keys"]):
                 lost = (lose and i == 1) or (lose_drop and key == "drop") or (lose_first and i == 0)
                 self.keys.append((start + i * (HOLD_MS + GAP_MS) / 1000, message.body["plan_id"], key, lost))
@@ -157,7 +158,7 @@ class World:
             if lose_drop:
                 self.lose_next_drop = False
             if lose_first:
-                self.lose_first_key_before_another = False
+                self.lose_first_key_before_another = self.lose_first_key_of_next_plan = False
             if self.resync_mid_piece is not None and "." not in message.body["plan_id"]:
                 stack, self.resync_mid_piece = self.resync_mid_piece, None
                 self.resync_under_piece(stack)
@@ -425,3 +426,21 @@ def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_o
     # at once: the first part's keys still to come were stopped (an empty part), not all pressed first
     pressed_first = [key for plan_id, key in world.pressed_keys if plan_id == first[0]["plan_id"]]
     assert first[1]["keys"] == [] and len(pressed_first) < len(first[0]["keys"]), (first, pressed_first)
+
+
+def test_a_key_lost_before_an_early_second_thought_is_found_on_the_way_to_the_new_place(world: World) -> None:
+    # An early second thought steers on from where the keys the relay reported put the piece, and
+    # one of them was lost: the frames show the piece off the new part's way from there.  The loss
+    # is one of the keys counted since the spawn, not of the new part (taken for one of the part's,
+    # a piece on target was "corrected" astray), and it is found before the part ends.
+    world.set_level(9)  # frames show the piece fallen, so fresh, while the part's keys act
+    world.game.board = Board.from_rows(["##........", "##.#......", "#########."], 10, 20)
+    world.game.source = FixedPieces("O")  # first to the left, then, knowing the next O, to the right
+    world.preview_after_plan = True
+    world.lose_first_key_of_next_plan = True
+    world.start_playing()
+    root = world.lost[0] if world.lost else None
+    assert root is not None and "." not in root, "no key of a first part was lost: the test did not exercise it"
+    assert world.wait_stat("second_thoughts", 1) >= 1, "no early second thought: the test did not exercise it"
+    world.assert_landed_as_predicted(1)
+    assert world.wait_stat("lost_keys", 1) == 1, "the lost key was left to the closed loop's own frames"

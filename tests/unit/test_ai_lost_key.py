@@ -37,3 +37,15 @@ def test_keys_are_applied_where_the_part_began_not_next_to_a_stack_below() -> No
     # a column 6 cells high at x=6: the piece moved left above it, and has fallen beside it since
     board = Board.from_rows([".....#...."] * 6, 10, 20)
     assert end_if_one_key_lost(board, START, KEYS, FallingPiece("T", 2, 4, 5)) == FallingPiece("T", 3, 4, 5)
+
+
+def test_keys_counted_before_the_part_may_be_the_lost_one() -> None:
+    # An early second thought's part starts where the first part's keys were counted to put the
+    # piece (R R from the spawn, column 8); the first R was lost, and a frame shows the piece
+    # turned twice in column 7, on its way.  From the part's start alone that reads as a lost turn
+    # (and was "corrected" off a target the piece reached); from the spawn with the counted keys, a
+    # lost R explains it as well, so it is no evidence.
+    part = ("rotate", "rotate", "rotate") + ("left",) * 6
+    seen = FallingPiece("L", 3, 7, 16)
+    assert end_if_one_key_lost(EMPTY, FallingPiece("L", 1, 8, 20), part, seen) == FallingPiece("L", 3, 2, 16)
+    assert end_if_one_key_lost(EMPTY, FallingPiece("L", 1, 6, 20), ("right", "right", *part), seen) is None
