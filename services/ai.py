@@ -95,8 +95,8 @@ from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
 from .ai_blind_drop import ConfirmWait, blind_drop_due
-from .ai_lost_drop import DroppedPiece, keys_unseen_since_drop, pose_after, pose_since_drop, still_falling
-from .ai_lost_key import end_if_one_key_lost
+from .ai_lost_drop import DroppedPiece, keys_unseen_since_drop, pose_after, still_falling
+from .ai_lost_key import end_if_one_key_lost, pose_since_lost_drop
 from .ai_model import GameModel, rows_of
 from .ai_planner import KeyPlan, Planner
 from .ai_second_thought import SecondThought
@@ -658,7 +658,7 @@ class AiService(PlanAhead, SecondThought):
         keys pressed after the drop, went on moving it (services/ai_lost_drop.py)."""
         board, target = active.board_before, active.plan.target
         at_drop = FallingPiece(active.piece, target.orientation, target.x, seen.y)
-        now = pose_since_drop(board, seen, at_drop, since)
+        now = pose_since_lost_drop(board, at_drop, since, seen)
         if now is not None:
             return now
         return pose_after(board, seen, [key for key, down_t in self.recent_keys if down_t + self.settings.key_latency_s > t_state])

@@ -20,9 +20,11 @@ one; the frame that shows it still falling was taken before the latest of them a
 latency is two keys at the relay's cadence), so the drop is pressed again from the pose those keys
 led to: from the frame's pose the moves back came one column short (a level-10 run lost its game
 after three such landings).  The keys since the drop, applied to the pose the drop was pressed in,
-give that pose (``pose_since_drop``) when the frame shows one of the poses along the way; else the
-keys the frame's time says it cannot show yet are applied to the frame's pose (``pose_after``: the
-frame's time is known only to within a key, which put a piece one column too far).  The same
+give that pose (``pose_since_drop``) when the frame shows one of the poses along the way, or one
+along their way with one of them lost as well (services/ai_lost_key.py's ``pose_since_lost_drop``);
+else the keys the frame's time says it cannot show yet are applied to the frame's pose
+(``pose_after``: the frame's time is known only to within a key, which put a piece one column too
+far, and with a key lost, turned a piece twice).  The same
 lag matters for a new piece planned from sight while keys are acting on it (after a halt, or a
 discarded plan made ahead): ``keys_unseen_since_drop`` are the keys its plan starts after.  Pure:
 the caller gives the times and keys.

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece
 
-from .ai_lost_drop import poses_along
+from .ai_lost_drop import pose_since_drop, poses_along
 
 
 def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], seen: FallingPiece) -> FallingPiece | None:
@@ -44,3 +44,14 @@ def end_if_one_key_lost(board: Board, start: FallingPiece, keys: Sequence[str], 
         return None
     orientation, x = ends.pop()
     return FallingPiece(seen.kind, orientation, x, seen.y)
+
+
+def pose_since_lost_drop(board: Board, at_drop: FallingPiece, since: Sequence[str], seen: FallingPiece) -> FallingPiece | None:
+    """Where the keys pressed since a lost drop (``since``, from ``at_drop``) put the piece, when
+    the frame's pose ``seen`` lies on their way (:func:`.ai_lost_drop.pose_since_drop`) or on
+    their way with one of them lost as well (the end of that way); None if neither.  A level-10
+    run lost its game so: the drop and the next key (L) were lost, a turn acted, and the frame
+    showed the turn; from the frame's time the turn looked still to come, so the piece was taken
+    for turned twice and dropped flat across a well."""
+    now = pose_since_drop(board, seen, at_drop, since)
+    return now if now is not None else end_if_one_key_lost(board, at_drop, since, seen)

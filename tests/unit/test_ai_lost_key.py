@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import FallingPiece
-from gamerig.services.ai_lost_key import end_if_one_key_lost
+from gamerig.services.ai_lost_key import end_if_one_key_lost, pose_since_lost_drop
 
 EMPTY = Board(10, 20)
 START = FallingPiece("T", 1, 6, 20)  # in its spawn row: a turn would reach above the well
@@ -49,3 +49,18 @@ def test_keys_counted_before_the_part_may_be_the_lost_one() -> None:
     seen = FallingPiece("L", 3, 7, 16)
     assert end_if_one_key_lost(EMPTY, FallingPiece("L", 1, 8, 20), part, seen) == FallingPiece("L", 3, 2, 16)
     assert end_if_one_key_lost(EMPTY, FallingPiece("L", 1, 6, 20), ("right", "right", *part), seen) is None
+
+
+def test_after_a_lost_drop_a_frame_on_the_keys_way_gives_where_they_lead() -> None:
+    at_drop = FallingPiece("J", 4, 7, 9)
+    since = ("left", "rotate")  # the next piece's plan made ahead, pressed on this piece
+    assert pose_since_lost_drop(EMPTY, at_drop, since, FallingPiece("J", 4, 7, 9)) == FallingPiece("J", 1, 6, 9)
+
+
+def test_after_a_lost_drop_a_key_lost_since_is_seen_in_the_frame() -> None:
+    # A level-10 run's lost game: the drop and the L after it were lost, the turn acted and the frame
+    # shows it; the frame's time put the turn still to come, so it was counted twice: (2, 7).
+    at_drop = FallingPiece("J", 4, 7, 9)
+    since = ("left", "rotate")
+    assert pose_since_lost_drop(EMPTY, at_drop, since, FallingPiece("J", 1, 7, 9)) == FallingPiece("J", 1, 7, 9)
+    assert pose_since_lost_drop(EMPTY, at_drop, since, FallingPiece("J", 3, 5, 9)) is None  # nothing explains it
