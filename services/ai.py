@@ -35,7 +35,7 @@ first (a second thought; ``second_thoughts`` in the stats).  A second thought kn
 first part's keys are still under way is taken at once instead, with room for one confirmation:
 the keys still to come are stopped (an empty part) and the piece is steered on from where the keys
 the relay reported put it (``_think_early``); frames from before those keys acted do not count
-against the new part.  Off target, once frames have agreed on
+against the new part, and a lost key is looked for among those keys as well as the part's.  Off target, once frames have agreed on
 it for CORRECTION_EVIDENCE_S, or a fall step if shorter (a lagging frame looks just like a lost
 key): a correction from the observed position to the same target, itself closed loop while another
 confirmation fits (at most MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When
@@ -50,7 +50,8 @@ confirmed after its first fall).  A frame that shows the piece still falling aft
 (services/ai_lost_drop.py: the drop key never reached the game) is not taken for the next piece:
 an empty part first stops the keys after the drop (the next piece's plan made ahead would move this
 piece, then the next one, astray), and once the relay has answered it, every key it pressed is
-known and the drop is pressed again from where they put the piece (at most MAX_DROP_RETRIES times);
+known and the drop is pressed again from where they put the piece, or where the frame shows one
+of them was lost as well (at most MAX_DROP_RETRIES times);
 if not even the drop is in time, the piece is predicted where it falls.  ``predict.board`` always carries
 the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
 deadline miss, counted in ``ai.state``.
