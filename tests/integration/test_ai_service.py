@@ -339,6 +339,8 @@ def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
     world.start_playing()
     world.resync_between_pieces(Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20))
     world.run(pieces=2, timeout=25.0)
+    world.process.terminate(); out = world.process.stderr.read(); print("LOG", out[-3000:])
+    print("LAND", world.landings[-2:], world.predictions)
     world.assert_landed_as_predicted(2)
 
 
@@ -347,6 +349,8 @@ def test_a_resync_while_a_piece_is_in_play_steers_it_onto_the_new_stack(world: W
     world.resync_mid_piece = Board.from_rows(["#.#######.", "##.######.", "###.#####.", "####.####."], 10, 20)
     world.run(pieces=2, timeout=25.0)
     assert world.resync_mid_piece is None, "no plan came: the test did not exercise the resync"
+    world.process.terminate(); out = world.process.stderr.read(); print("LOG", out[-3000:])
+    print("LAND", world.landings[-2:], world.predictions)
     world.assert_landed_as_predicted(2)
 
 
@@ -444,3 +448,18 @@ def test_a_key_lost_before_an_early_second_thought_is_found_on_the_way_to_the_ne
     assert world.wait_stat("second_thoughts", 1) >= 1, "no early second thought: the test did not exercise it"
     world.assert_landed_as_predicted(1)
     assert world.wait_stat("lost_keys", 1) == 1, "the lost key was left to the closed loop's own frames"
+
+
+def test_a_piece_with_no_time_left_to_correct_is_predicted_where_it_falls(world: World) -> None:
+    # At level 10 over a tall stack, the relay loses the second of two moves and the closed loop
+    # finds it too late to correct, or to drop the piece anywhere else: it falls where the key left
+    # it, and the prediction says so (unpredicted, the watchdog resyncs, and the next piece's plan
+    # made ahead was made on a board that is not there).
+    world.set_level(10)
+    world.game.board = Board.from_rows([".....#####"] * 12 + ["....######"], 10, 20)
+    world.game.source = FixedPieces("L")
+    world.lose_next_key_of = "any"
+    world.start_playing()
+    assert world.lost, "no key was lost: the test did not exercise it"
+    world.assert_landed_as_predicted(1)
+    assert world.wait_stat("deadline_misses", 1) == 1, "the piece was not left to fall: the test did not exercise it"
