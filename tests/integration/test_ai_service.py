@@ -70,6 +70,7 @@ class World:
         self.step = iteration_delay(LEVEL)
         self.next_fall = float("inf")
         self.next_frame = 0.0
+        self.frame_s = FRAME_S
         self.keys: list[tuple[float, str, str, bool]] = []  # (due, plan_id, key, lost)
         self.predictions: dict[str, list[str]] = {}
         self.plans: list[dict] = []
@@ -204,7 +205,7 @@ class World:
         if self.preview_after_plan and not self.planned:
             del body["next_piece"]
         self.camera.publish("obs.frame", body, lifespan_s=0.25)
-        self.next_frame = now + FRAME_S
+        self.next_frame = now + self.frame_s
 
     def event(self, kind: str, piece: str | None, now: float, seq: int | None = None) -> None:
         self.events_sent += 1
@@ -284,6 +285,12 @@ class World:
                 self.gravity(now)
             elif self.next_frame <= now:
                 self.frame(now)
+
+    def ai_log(self) -> str:
+        """Stop the ai and return what it logged."""
+        self.process.terminate()
+        assert self.process.stderr is not None
+        return self.process.stderr.read()
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -456,10 +463,15 @@ def test_a_piece_with_no_time_left_to_correct_is_predicted_where_it_falls(world:
     # it, and the prediction says so (unpredicted, the watchdog resyncs, and the next piece's plan
     # made ahead was made on a board that is not there).
     world.set_level(10)
+    world.frame_s = 1 / 60  # as the rig's camera: the loss shows in time on a machine not too busy
     world.game.board = Board.from_rows([".....#####"] * 12 + ["....######"], 10, 20)
     world.game.source = FixedPieces("L")
     world.lose_next_key_of = "any"
     world.start_playing()
     assert world.lost, "no key was lost: the test did not exercise it"
-    world.assert_landed_as_predicted(1)
     assert world.wait_stat("deadline_misses", 1) == 1, "the piece was not left to fall: the test did not exercise it"
+    log = world.ai_log()
+    if "landed before its drop was sent" in log:
+        pytest.skip("the machine was too busy: the piece landed before a frame showed it off target")
+    assert "no time left to correct" in log, log
+    world.assert_landed_as_predicted(1)
