@@ -177,6 +177,18 @@ too (deadline_misses 2 and 3, mismatches 2 and 8, max_halt_s 1.067 and 1.074, 0.
 0.399 vs 0.399); seed 5 game over at 584 (0.3801 vs 0.399, 95 %): a J's drop lost late in its fall,
 and the key after it too, left it flat over a three-wide well.
 
+Fixed since: a key counted before an early second thought may be the lost one (7da9503: a frame
+off the new part's way had "corrected" an L on target astray); a frame after a lost drop may show
+that a key since was lost too (9353552: seed 5's J, taken for turned twice); a piece with no time
+left to correct is predicted where it falls (7de5faf: 3 of seed 6's 8 mismatches).  At fff7ecd:
+level 10 x 1000 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 5, halts 4, max_halt_s
+0.058: camera stalls), glass_to_key_ms p50 8.1 / p99 14.0, 0.398 vs 0.398; level 5 x 300
+mismatches 0, 0.3967 vs 0.3933, p99 307.2 (turn_first_pieces 9; move-first p99 78.2).  With the
+four freezes, seeds 5, 6, 3, 0, 2, 4 pieces 1000 each (deadline_misses 1, 2, 0, 1, 1, 2; mismatches
+1, 3, 1, 0, 2, 1; max_halt_s 1.062-1.069; 0.399-0.400 vs 0.398-0.399); seed 1 game over at 314
+(0.3631 vs 0.3949, 92 %): an L lost a move, corrected, then its drop late in the fall, and the next
+piece's plan made ahead turned it onto the wall column before the loss showed.
+
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
 shows the screen three frames late); level 5 x 300 p50 81 / p99 381 ms, lines per piece 0.3967 vs
