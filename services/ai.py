@@ -37,8 +37,9 @@ the keys still to come are stopped (an empty part) and the piece is steered on f
 the relay reported put it (``_think_early``); frames from before those keys acted do not count
 against the new part, and a lost key is looked for among those keys as well as the part's.  Off
 target, once frames have agreed on it for CORRECTION_EVIDENCE_S, or a fall step if shorter (a
-lagging frame looks just like a lost key): a correction from the observed position to the same target, itself closed loop while another
-confirmation fits (at most MAX_CORRECTIONS), then the drop; parts are numbered ``<root>.<n>``.  When
+lagging frame looks just like a lost key): a correction from the observed position to the same
+target, itself closed loop while another confirmation fits (at most MAX_CORRECTIONS), then the
+drop; parts are numbered ``<root>.<n>``.  When
 the target is out of reach from there (or a lost drop cannot be pressed again in time), the piece is
 planned again from where it is, to the best placement still in reach, at worst its drop where it is,
 with a new prediction: at level 10 a piece left to fall unpredicted cost a mismatch, and runs of
