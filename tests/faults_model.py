@@ -43,9 +43,9 @@ the lost keys left uncorrected, not the freezes: without freezes (``--unsteered 
 early, without lost keys (``--lost-key 0``) 1.  At ``--lost-key 0.0008`` (about 0.45 % of pieces
 misplaced, near the rate of mismatches in `gamerigctl bench rig`'s faults runs) 1 of 90 did.
 Keys 50 ms apart instead of 60 (``--key-interval 0.05``, more reach): 8.  One at_speed factor
-(``--scale``) more on top of landing height x2, each did no better: wells x2 26, column transitions x1.5 18, row transitions x1.5 15,
-pile height x4 17, blocked spawns x4 10, eroded cells x0.5 14, landing height x3 14, hole depth
-x0.5 10.
+(``--scale``) more on top of landing height x2, each did no better: wells x2 26, column
+transitions x1.5 18, row transitions x1.5 15, pile height x4 17, blocked spawns x4 10, eroded
+cells x0.5 14, landing height x3 14, hole depth x0.5 10.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from gamerig.daemon.player_config import load_player
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key, fits
 from gamerig.games.tetris.placements import enumerate_placements
-from gamerig.games.tetris.players import AtSpeed, PlayerSpec
+from gamerig.games.tetris.players import FEATURE_NAMES, AtSpeed, PlayerSpec
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.games.tetris.sequence import RandomPieces
 from gamerig.services.ai_ahead import BUS_MARGIN_S, FIRST_KEY_MARGIN_S, first_fall
@@ -162,14 +162,22 @@ def play(planner: Planner, seed: int, args: argparse.Namespace) -> tuple[int, in
     return args.pieces, lines
 
 
-def scaled_player(scales: list[str]) -> PlayerSpec:
-    """The gamerig player, its at_speed weight scales set by ``FEATURE=FACTOR`` items."""
+def weight_scale(item: str) -> tuple[str, float]:
+    """``--scale``'s FEATURE=FACTOR, checked."""
+    feature, _, factor = item.partition("=")
+    if feature not in FEATURE_NAMES:
+        raise argparse.ArgumentTypeError(f"{item!r}: no feature {feature!r} (features: {', '.join(FEATURE_NAMES)})")
+    try:
+        return feature, float(factor)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{item!r}: the factor after '=' must be a number") from None
+
+
+def scaled_player(scales: list[tuple[str, float]]) -> PlayerSpec:
+    """The gamerig player, its at_speed weight scales set as ``scales`` say."""
     player = load_player("gamerig")
     assert player.at_speed is not None
-    weight_scales = dict(player.at_speed.weight_scales)
-    for item in scales:
-        feature, factor = item.split("=")
-        weight_scales[feature] = float(factor)
+    weight_scales = {**player.at_speed.weight_scales, **dict(scales)}
     return replace(player, at_speed=AtSpeed(player.at_speed.from_level, weight_scales))
 
 
@@ -186,7 +194,9 @@ def main() -> None:
     parser.add_argument("--late-second-thought", action="store_true", help="only at the confirmation (the ai before 586ab5d)")
     parser.add_argument("--known-next", action="store_true", help="plan knowing the piece after (no second thought)")
     parser.add_argument("--key-interval", type=float, default=KEY_INTERVAL_S, help="seconds from one key to the next")
-    parser.add_argument("--scale", action="append", default=[], metavar="FEATURE=FACTOR", help="one more at_speed weight scale (repeatable)")
+    parser.add_argument(
+        "--scale", action="append", default=[], type=weight_scale, metavar="FEATURE=FACTOR", help="one more at_speed weight scale (repeatable)"
+    )
     args = parser.parse_args()
     if args.known_next:
         args.second_thought = False
