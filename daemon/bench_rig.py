@@ -223,7 +223,7 @@ USAGE_ERROR = 2
 SECONDS_PER_PIECE_LIMIT = 5.0
 POLL_S = 0.5
 #: The ai's heartbeat figures reported as "steering": what its closed loop did to the plans.
-STEERING_STATS = ("corrections", "lost_keys", "retargets", "second_thoughts", "drop_retries", "blind_drops")
+STEERING_STATS = ("corrections", "lost_keys", "retargets", "second_thoughts", "drop_retries", "blind_drops", "gravity_landings")
 
 def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any = None) -> dict[str, Any]:
     """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring)."""

@@ -224,6 +224,8 @@ class AiService(PlanAhead, SecondThought):
         active.predicted, active.lines_cleared = predicted, cleared
         self.model.board = predicted
         self._publish_prediction(active.root, predicted)
+        if active.left_to_gravity:
+            active.dropped_at = self._gravity_landing_t(active) or active.dropped_at
         if active.finished:
             self._prepare_ahead(active)
 
@@ -493,6 +495,8 @@ class AiService(PlanAhead, SecondThought):
             return
         if on_target:
             self.counters.confirmations += 1
+            if plan.keys == (DROP,) and self._leave_to_gravity(active, seen, t_state):
+                return
         else:
             active.corrections += 1
             self.counters.corrections += 1
@@ -600,15 +604,24 @@ class AiService(PlanAhead, SecondThought):
         may miss a landing and a spawn.  Only if the piece in play was dropped (it landed at once)
         and a new piece had time to spawn (one fall step later), and ``seen`` is lower than the
         piece in play was ever seen (a stale frame repeats a lost piece where it was last seen)."""
-        if active.dropped_at is None or seen.y >= active.lowest_y:
+        if active.dropped_at is None or seen.y >= active.lowest_y or self._falling_to_gravity(active, seen):
             return False
         return t_state > active.dropped_at + self.settings.key_latency_s + iteration_delay(active.level)
+
+    @staticmethod
+    def _falling_to_gravity(active: PieceInPlay, seen: FallingPiece) -> bool:
+        """``seen`` shows ``active``, left to land by gravity, at or above where it lands: a frame
+        that lags the game shows it falling after its landing tick, each lower than the one before,
+        neither the next piece nor a lost drop (only a fall past its landing row is)."""
+        return active.left_to_gravity and seen.y >= active.plan.target.y
 
     def _drop_was_lost(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
         """The frame shows the piece in play still falling after its drop (services/ai_lost_drop.py).
         While a plan made ahead for a piece of the same letter is under way, that piece is moved
         from its spawn at once: only a height the new piece cannot have fallen to yet tells them apart."""
         if not active.finished or active.dropped_at is None or active.drop_retries >= MAX_DROP_RETRIES:
+            return False
+        if self._falling_to_gravity(active, seen):
             return False
         dropped = DroppedPiece(active.piece, active.lowest_y, active.dropped_at + self.settings.key_latency_s)
         moved_at_once = self.ahead is not None and self.ahead.piece == seen.kind
@@ -628,6 +641,7 @@ class AiService(PlanAhead, SecondThought):
         assert active.dropped_at is not None
         active.stopping = (seen, t_state, active.dropped_at)
         active.dropped_at = None  # until the relay presses the drop again
+        active.left_to_gravity = False
         self._discard_ahead("the drop before it was lost")
         self._stop_part(active)
 
@@ -703,7 +717,7 @@ class AiService(PlanAhead, SecondThought):
             "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "second_thoughts": c.second_thoughts,
             "confirmations": c.confirmations, "deferred": c.deferred,
             "lost_keys": c.lost_keys, "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
-            "timed_drops": c.timed_drops, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
+            "timed_drops": c.timed_drops, "gravity_landings": c.gravity_landings, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,

@@ -62,6 +62,11 @@ FIRST_KEY_MARGIN_S = 0.01
 PRESS_OVERHEAD_S = 0.003
 #: From publishing a plan to the relay being able to press it.
 BUS_MARGIN_S = 0.003
+#: A piece confirmed on target that gravity lands this soon is left to it, its drop not pressed:
+#: a drop lost this late in the fall cannot be pressed again before the next piece's keys, sent
+#: with it, have moved this piece astray (level-10 runs with 2 % lost presses: drops lost 6 rows
+#: or fewer above the landing were all lost placements, one of which ended a game).
+LATE_DROP_S = 0.4
 #: The camera's first picture of a piece planned ahead may come this much more than a fall step
 #: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
 #: piece is taken to have appeared at another time than predicted.
@@ -248,6 +253,8 @@ class PlanAhead:
         assert ahead.predicted is not None
         ahead.first_seq, ahead.t_seen, ahead.lowest_y = seq, t_seen, seen.y
         ahead.start = confirm_from(ahead.start, seen.y, t_seen - self.settings.view_latency_s, step)
+        if ahead.start[1] != ahead.spawn_t:
+            ahead.spawn_t = None
         self.active = ahead
         self.following = False
         self.model.commit(ahead.predicted, ahead.lines_cleared)
@@ -258,6 +265,37 @@ class PlanAhead:
         if ahead.finished:
             self._prepare_ahead(ahead)
         return True
+
+    def _leave_to_gravity(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
+        """``active``, planned ahead, is confirmed on target by a frame showing ``seen`` at
+        ``t_state``, its drop due: if gravity lands it within LATE_DROP_S (the tick reckoned from
+        its spawn), press no drop and send the next piece's plan made ahead to start after the
+        spawn that landing leads to.  False (press the drop) unless the frame agrees with the
+        spawn's clock: a piece higher than it says came late and would land later."""
+        landing_t = self._gravity_landing_t(active)
+        now = time.monotonic()
+        if landing_t is None or landing_t - now > LATE_DROP_S or active.spawn_t is None:
+            return False
+        step = iteration_delay(active.level)
+        rows_by_clock = self.settings.rules.spawn_y - int((t_state - active.spawn_t) // step)
+        if seen.y > rows_by_clock + 1:  # a frame may lag the clock by a row, not more
+            return False
+        active.finished, active.left_to_gravity = True, True
+        active.dropped_at, active.next_at_drop = landing_t, active.next_piece
+        self.counters.gravity_landings += 1
+        log.debug("plan %s: on target at %s, left to land by gravity at %.4f", active.part_id, (seen.orientation, seen.x, seen.y), landing_t)
+        self._prepare_ahead(active)
+        self._send_ahead(active)  # if its choice was made before
+        return True
+
+    def _gravity_landing_t(self, active: PieceInPlay) -> float | None:
+        """The gravity tick (the relay's clock) ``active`` lands on at its target, reckoned from its
+        predicted spawn: a drop going down then would land it then (the next piece spawns a tick
+        later); None unless it was planned ahead and the next piece will be."""
+        ticks = self.timing.ticks(iteration_delay(active.level))
+        if active.spawn_t is None or ticks is None or not (self.settings.plan_ahead and self.settings.preview):
+            return None
+        return ticks.landing(active.spawn_t, self.settings.rules.spawn_y - active.plan.target.y)
 
     def _discard_ahead(self, why: str) -> None:
         if self.ahead is not None:

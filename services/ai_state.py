@@ -45,8 +45,13 @@ class PieceInPlay:
     #: it (an early second thought): that pose (a frame's, or the spawn) and those keys, one of
     #: which may have been lost as well as one of the part's (services/ai.py's ``_watch_keys``).
     counted_from: tuple[FallingPiece, tuple[str, ...]] | None = None
-    spawn_t: float | None = None  # planned ahead: the predicted spawn its keys were timed from (the relay's clock)
+    #: Planned ahead: the predicted spawn its keys were timed from (the relay's clock); None once its
+    #: first frame showed it came later (services/ai_ahead.py's ``confirm_from``).
+    spawn_t: float | None = None
     drop_retries: int = 0
+    #: Confirmed on target too late in its fall for a lost drop to be pressed again: no drop was
+    #: pressed, and ``dropped_at`` is the tick gravity lands it on (services/ai_ahead.py).
+    left_to_gravity: bool = False
     #: The part an empty part is stopping so that the piece goes to its second thought at once
     #: (services/ai.py's ``_think_early``), and that part's deadline; its keys reported down still
     #: count in ``pressed``.
@@ -97,6 +102,7 @@ class Counters:
     deadline_misses: int = 0
     bad_messages: int = 0
     timed_drops: int = 0
+    gravity_landings: int = 0  # pieces on target left to land by gravity, their drop not pressed
     ahead_sent: int = 0
     ahead_used: int = 0
     ahead_discarded: int = 0

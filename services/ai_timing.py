@@ -101,6 +101,12 @@ class Ticks:
         tick is returned, so a key timed from it cannot act before the spawn."""
         return self.first_at_or_after(drop_t + margin_s)
 
+    def landing(self, spawn_t: float, falls: int) -> float:
+        """The tick on which a piece that spawned on the tick at about ``spawn_t`` lands by gravity
+        after falling ``falls`` rows: it falls a row on each tick after its spawn, and lands on the
+        tick after its last fall (the next piece spawns a tick later)."""
+        return self.first_at_or_after(spawn_t + (falls + 1) * self.period - self.period / 2)
+
     def drop_time(self, earliest: float, latest: float, next_key_after_s: float, margin_s: float, first_key_margin_s: float) -> float:
         """The first time at or after ``earliest`` (and not after ``latest``) to press a drop so
         that the next piece's first key, at least ``next_key_after_s`` after the drop (the relay's hold),

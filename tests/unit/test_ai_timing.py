@@ -9,6 +9,9 @@ import random
 
 import pytest
 
+from gamerig.games.tetris.engine import Game
+from gamerig.games.tetris.rules import Rules
+from gamerig.games.tetris.sequence import FixedPieces
 from gamerig.services.ai_timing import GameTiming, KeyEffects, Ticks
 
 FRAME = 1 / 60
@@ -137,6 +140,23 @@ def test_spawn_after_a_drop_is_the_first_tick_it_acts_before_and_the_later_one_w
     assert ticks.spawn_after(1.02, margin_s=0.005) == pytest.approx(1.05)
     assert ticks.spawn_after(1.0475, margin_s=0.005) == pytest.approx(1.10)  # too close to 1.05 to tell
     assert ticks.spawn_after(1.052, margin_s=0.005) == pytest.approx(1.10)
+
+
+def test_a_piece_left_to_gravity_lands_on_the_tick_after_its_last_fall_as_the_game_runs_it() -> None:
+    game = Game(Rules(), FixedPieces("O"))
+    spawned = game.iterate()  # the spawn tick
+    assert spawned[0].kind == "spawned" and game.piece is not None
+    spawn_y, ticks_run = game.piece.y, 0
+    while game.piece is not None:
+        lowest_y = game.piece.y
+        ticks_run += 1
+        landed = game.iterate()
+    assert [event.kind for event in landed] == ["landed"]
+    falls = spawn_y - lowest_y
+    ticks = Ticks(anchor=1.0, period=0.05)
+    spawn_t = 1.0 + 3 * 0.05 + 0.002  # a predicted spawn a little off the learned ticks
+    assert ticks.landing(spawn_t, falls) == pytest.approx(1.0 + (3 + ticks_run) * 0.05)
+    assert ticks_run == falls + 1
 
 
 def test_a_drop_is_timed_just_after_a_tick_when_the_press_cycle_is_longer_than_the_fall_step() -> None:
