@@ -27,35 +27,35 @@ lower than where the part was planned from by at least the whole fall steps sinc
 tracker can report a piece it lost where it last saw it, even in ok frames).  A frame before that
 whose pose only a lost key of the part explains (services/ai_lost_key.py; LOST_KEY_FRAMES agreeing)
 has the correction sent from where the keys leave the piece as soon as the relay is done
-(``lost_keys`` in the stats).  On target (orientation and column): part ``<root>.1`` = [drop],
-unless the piece was planned without the piece after it (every plan made ahead is) and the preview,
-showing that piece since, has the player put it elsewhere: then, while its keys from the confirmed
-pose still finish in time, closed loop again with room for another round, it is steered on there
-first (a second thought; ``second_thoughts`` in the stats).  A second thought known while the
-first part's keys are still under way is taken at once instead, with room for one confirmation:
-the keys still to come are stopped (an empty part) and the piece is steered on from where the keys
-the relay reported put it (``_think_early``); frames from before those keys acted do not count
-against the new part, and a lost key is looked for among those keys as well as the part's.  Off
-target, once frames have agreed on it for CORRECTION_EVIDENCE_S, or a fall step if shorter (a
-lagging frame looks just like a lost key): a correction from the observed position to the same
-target, itself closed loop while another confirmation fits (at most MAX_CORRECTIONS), then the
-drop; parts are numbered ``<root>.<n>``.  When
-the target is out of reach from there (or a lost drop cannot be pressed again in time), the piece is
-planned again from where it is, to the best placement still in reach, at worst its drop where it is,
-with a new prediction: at level 10 a piece left to fall unpredicted cost a mismatch, and runs of
-them halted play.  If no frame confirms the piece by the time its plan assumed for the drop (the
-camera lost the piece, or sends only unsure frames), the drop goes unconfirmed, as the open loop
-would have pressed it; but not before a frame that can confirm it has had time to come, while the
-drop's deadline allows (services/ai_blind_drop.py: a piece still in its spawn row can only be
-confirmed after its first fall).  A frame that shows the piece still falling after its drop
-(services/ai_lost_drop.py: the drop key never reached the game) is not taken for the next piece:
-an empty part first stops the keys after the drop (the next piece's plan made ahead would move this
-piece, then the next one, astray), and once the relay has answered it, every key it pressed is
-known and the drop is pressed again from where they put the piece, or where the frame shows one
-of them was lost as well (at most MAX_DROP_RETRIES times);
-if not even the drop is in time, the piece is predicted where it falls.  ``predict.board`` always carries
-the root id.  A part that cannot finish in time is not sent and the piece falls where it is: a
-deadline miss, counted in ``ai.state``.
+(``lost_keys`` in the stats).  On target (orientation and column): part ``<root>.1`` = [drop] (or no
+part: a piece planned ahead, late in its fall, is left to gravity: services/ai_ahead.py), unless the
+piece was planned without the piece after it (every plan made ahead is) and the preview, showing
+that piece since, has the player put it elsewhere: then, while its keys from the confirmed pose
+still finish in time, closed loop again with room for another round, it is steered on there first (a
+second thought; ``second_thoughts`` in the stats).  A second thought known while the first part's
+keys are still under way is taken at once instead, with room for one confirmation: the keys still to
+come are stopped (an empty part) and the piece is steered on from where the keys the relay reported
+put it (``_think_early``); frames from before those keys acted do not count against the new part,
+and a lost key is looked for among those keys as well as the part's.  Off target, once frames have
+agreed on it for CORRECTION_EVIDENCE_S, or a fall step if shorter (a lagging frame looks just like a
+lost key): a correction from the observed position to the same target, itself closed loop while
+another confirmation fits (at most MAX_CORRECTIONS), then the drop; parts are numbered
+``<root>.<n>``.  When the target is out of reach from there (or a lost drop cannot be pressed again
+in time), the piece is planned again from where it is, to the best placement still in reach, at
+worst its drop where it is, with a new prediction: at level 10 a piece left to fall unpredicted cost
+a mismatch, and runs of them halted play.  If no frame confirms the piece by the time its plan
+assumed for the drop (the camera lost the piece, or sends only unsure frames), the drop goes
+unconfirmed, as the open loop would have pressed it; but not before a frame that can confirm it has
+had time to come, while the drop's deadline allows (services/ai_blind_drop.py: a piece still in its
+spawn row can only be confirmed after its first fall).  A frame that shows the piece still falling
+after its drop (services/ai_lost_drop.py: the drop key never reached the game) is not taken for the
+next piece: an empty part first stops the keys after the drop (the next piece's plan made ahead
+would move this piece, then the next one, astray), and once the relay has answered it, every key it
+pressed is known and the drop is pressed again from where they put the piece, or where the frame
+shows one of them was lost as well (at most MAX_DROP_RETRIES times); if not even the drop is in
+time, the piece is predicted where it falls.  ``predict.board`` always carries the root id.  A part
+that cannot finish in time is not sent and the piece falls where it is: a deadline miss, counted in
+``ai.state``.
 
 Planning ahead (``play.plan_ahead``, with the preview): services/ai_ahead.py.  Second thoughts: services/ai_second_thought.py.
 

@@ -14,6 +14,15 @@ spawn is predicted on the rig's clock (the first gravity tick the drop acts befo
 piece's first part is sent at once with ``start_t`` just after that spawn (no key of it can act
 before the piece is there).
 
+A piece planned ahead and confirmed on target when gravity would land it within a fall step and
+LATE_DROP_S is left to it: no drop is pressed, and the next piece's first part goes at once, to
+start just after the spawn a tick after that landing (reckoned from the piece's predicted spawn:
+it falls a row a tick, so a piece that came late, as its first frame shows, is dropped instead).
+A drop lost that late could not be pressed again: the next piece's keys, sent with it, moved the
+piece astray before any frame could show the loss (services/ai_lost_drop.py: a frame of the
+piece a row lower, a fall step after the drop).  A frame of it falling after its landing tick, no
+lower than where it lands, is a lagging picture, not a lost drop.
+
 The piece spawns on a gravity tick, so its first fall comes a fall step after the predicted spawn
 (``first_fall``): its keys are checked for that phase only, and a turn the spawn row does not allow
 waits for that fall (``key_t``) while the column moves go first.  Not planned ahead: the first
@@ -62,11 +71,12 @@ FIRST_KEY_MARGIN_S = 0.01
 PRESS_OVERHEAD_S = 0.003
 #: From publishing a plan to the relay being able to press it.
 BUS_MARGIN_S = 0.003
-#: A piece confirmed on target that gravity lands this soon is left to it, its drop not pressed:
-#: a drop lost this late in the fall cannot be pressed again before the next piece's keys, sent
-#: with it, have moved this piece astray (level-10 runs with 2 % lost presses: drops lost 6 rows
-#: or fewer above the landing were all lost placements, one of which ended a game).
-LATE_DROP_S = 0.4
+#: A piece confirmed on target that gravity lands within a fall step and this long is left to it,
+#: its drop not pressed: a drop lost this late in the fall cannot be pressed again before the next
+#: piece's keys, sent with it, have moved this piece astray (a lost drop shows only in a frame of
+#: the piece a row lower; level-10 runs with 2 % lost presses: drops lost 6 rows or fewer above the
+#: landing were all lost placements, one of which ended a game).
+LATE_DROP_S = 0.35
 #: The camera's first picture of a piece planned ahead may come this much more than a fall step
 #: after the predicted spawn (it names a piece once it shows whole, maybe a row down) before the
 #: piece is taken to have appeared at another time than predicted.
@@ -273,10 +283,9 @@ class PlanAhead:
         spawn that landing leads to.  False (press the drop) unless the frame agrees with the
         spawn's clock: a piece higher than it says came late and would land later."""
         landing_t = self._gravity_landing_t(active)
-        now = time.monotonic()
-        if landing_t is None or landing_t - now > LATE_DROP_S or active.spawn_t is None:
-            return False
         step = iteration_delay(active.level)
+        if landing_t is None or landing_t - time.monotonic() > step + LATE_DROP_S or active.spawn_t is None:
+            return False
         rows_by_clock = self.settings.rules.spawn_y - int((t_state - active.spawn_t) // step)
         if seen.y > rows_by_clock + 1:  # a frame may lag the clock by a row, not more
             return False
