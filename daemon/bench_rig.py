@@ -18,7 +18,7 @@ appeared since play began (or the game ends, or the time limit), stops everythin
   halts, max_halt_s, stale_frames;
 - from the ai's heartbeat (via gamerigd's status; counted since the ai last started): steering,
   its closed loop's work (corrections, lost_keys, retargets, second_thoughts, drop_retries,
-  blind_drops: services/ai.py);
+  blind_drops: services/ai.py; gravity_landings: services/ai_ahead.py);
 - headless_lines_per_piece: the headless AI (games/tetris/headless.py, the same player) on the
   same piece sequence (the pieces the truth shows, in order) from an empty board.
 
@@ -188,6 +188,19 @@ four freezes, seeds 5, 6, 3, 0, 2, 4 pieces 1000 each (deadline_misses 1, 2, 0, 
 1, 3, 1, 0, 2, 1; max_halt_s 1.062-1.069; 0.399-0.400 vs 0.398-0.399); seed 1 game over at 314
 (0.3631 vs 0.3949, 92 %): an L lost a move, corrected, then its drop late in the fall, and the next
 piece's plan made ahead turned it onto the wall column before the loss showed.
+
+Since 0332fe1 (eed312a: a fall step and 0.35 s) a piece planned ahead and confirmed on target when
+gravity lands it within 0.4 s at level 10 is left to gravity, its drop not pressed
+(services/ai_ahead.py; ``gravity_landings`` 97-156 a run).  In the seven faults runs the drops lost
+too late to press again fell from 15 to 2.  At eed312a: level 10 x 1000 pieces 1000,
+deadline_misses 0, mismatches 0 (resyncs 1), glass_to_key_ms p50 8.4 / p99 12.7, 0.398 vs 0.398;
+level 5 x 300 deadline_misses 0, mismatches 1 (an L whose two turns a plan made ahead pressed
+before its first fall, at level 8), 0.3900 vs 0.3933 (99.2 %), p99 305.3 (turn_first_pieces 9;
+move-first p99 74.3).  With the four freezes, seeds 1 (0332fe1), 0, 2, 4, 5, 6 pieces 1000 each
+(deadline_misses 3, 1, 1, 1, 1, 2; mismatches 1, 3, 1, 0, 1, 2; max_halt_s 1.062-1.113;
+0.396-0.400 vs 0.397-0.399); seed 3 game over at 786 (0.388 vs 0.3982, 97 %): a Z lost a move
+with no time left to correct it, then the I after it lost one late in its fall, and the pieces
+planned on the boards predicted for them made three mismatches in a row.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
