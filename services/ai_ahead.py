@@ -278,13 +278,13 @@ class PlanAhead:
 
     def _leave_to_gravity(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
         """``active``, planned ahead, is confirmed on target by a frame showing ``seen`` at
-        ``t_state``, its drop due: if gravity lands it within LATE_DROP_S (the tick reckoned from
-        its spawn), press no drop and send the next piece's plan made ahead to start after the
-        spawn that landing leads to.  False (press the drop) unless the frame agrees with the
-        spawn's clock: a piece higher than it says came late and would land later."""
+        ``t_state``, its drop due: if gravity lands it within a fall step and LATE_DROP_S (the
+        tick reckoned from its spawn), press no drop and send the next piece's plan made ahead to
+        start after the spawn that landing leads to.  False (press the drop) unless the frame
+        agrees with the spawn's clock: a piece higher than it says came late and would land later."""
         landing_t = self._gravity_landing_t(active)
         step = iteration_delay(active.level)
-        if landing_t is None or landing_t - time.monotonic() > step + LATE_DROP_S or active.spawn_t is None:
+        if active.spawn_t is None or landing_t is None or landing_t - time.monotonic() > step + LATE_DROP_S:
             return False
         rows_by_clock = self.settings.rules.spawn_y - int((t_state - active.spawn_t) // step)
         if seen.y > rows_by_clock + 1:  # a frame may lag the clock by a row, not more
