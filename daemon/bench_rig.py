@@ -200,7 +200,9 @@ move-first p99 74.3).  With the four freezes, seeds 1 (0332fe1), 0, 2, 4, 5, 6 p
 (deadline_misses 3, 1, 1, 1, 1, 2; mismatches 1, 3, 1, 0, 1, 2; max_halt_s 1.062-1.113;
 0.396-0.400 vs 0.397-0.399); seed 3 game over at 786 (0.388 vs 0.3982, 97 %): a Z lost a move
 with no time left to correct it, then the I after it lost one late in its fall, and the pieces
-planned on the boards predicted for them made three mismatches in a row.
+planned on the boards predicted for them made three mismatches in a row.  At a3a1dbe (the same
+code) seeds 3, 7 and 8 played 1000 pieces each (deadline_misses 2, 4, 2; mismatches 0, 1, 0;
+max_halt_s 1.062-1.067; 0.398-0.400 vs 0.398-0.399).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
