@@ -346,8 +346,6 @@ def test_resync_replaces_the_board_the_ai_plans_on(world: World) -> None:
     world.start_playing()
     world.resync_between_pieces(Board.from_rows(["#.########", "##.#######", "###.######"], 10, 20))
     world.run(pieces=2, timeout=25.0)
-    world.process.terminate(); out = world.process.stderr.read(); print("LOG", out[-3000:])
-    print("LAND", world.landings[-2:], world.predictions)
     world.assert_landed_as_predicted(2)
 
 
@@ -356,8 +354,6 @@ def test_a_resync_while_a_piece_is_in_play_steers_it_onto_the_new_stack(world: W
     world.resync_mid_piece = Board.from_rows(["#.#######.", "##.######.", "###.#####.", "####.####."], 10, 20)
     world.run(pieces=2, timeout=25.0)
     assert world.resync_mid_piece is None, "no plan came: the test did not exercise the resync"
-    world.process.terminate(); out = world.process.stderr.read(); print("LOG", out[-3000:])
-    print("LAND", world.landings[-2:], world.predictions)
     world.assert_landed_as_predicted(2)
 
 
