@@ -18,7 +18,7 @@ appeared since play began (or the game ends, or the time limit), stops everythin
   halts, max_halt_s, stale_frames;
 - from the ai's heartbeat (via gamerigd's status; counted since the ai last started): steering,
   its closed loop's work (corrections, lost_keys, retargets, second_thoughts, drop_retries,
-  blind_drops: services/ai.py; gravity_landings: services/ai_ahead.py);
+  blind_drops, stale_stops: services/ai.py; gravity_landings: services/ai_ahead.py);
 - headless_lines_per_piece: the headless AI (games/tetris/headless.py, the same player) on the
   same piece sequence (the pieces the truth shows, in order) from an empty board.
 
@@ -238,7 +238,7 @@ USAGE_ERROR = 2
 SECONDS_PER_PIECE_LIMIT = 5.0
 POLL_S = 0.5
 #: The ai's heartbeat figures reported as "steering": what its closed loop did to the plans.
-STEERING_STATS = ("corrections", "lost_keys", "retargets", "second_thoughts", "drop_retries", "blind_drops", "gravity_landings")
+STEERING_STATS = ("corrections", "lost_keys", "retargets", "second_thoughts", "drop_retries", "blind_drops", "gravity_landings", "stale_stops")
 
 def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any = None) -> dict[str, Any]:
     """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring)."""

@@ -60,7 +60,8 @@ that cannot finish in time is not sent and the piece falls where it is: a deadli
 Planning ahead (``play.plan_ahead``, with the preview): services/ai_ahead.py.  Second thoughts: services/ai_second_thought.py.
 
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play
-if its landing is still to come).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
+if its landing is still to come; keys of its part still under way that the new stack blocks, or
+outlasts, are stopped and the piece is steered on from where they put it).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
 and ``ctl.stop`` stop it; the supervisor repeats the mode every second, so a restarted ai learns
 it) and not halted (``wd.halt`` / ``wd.state`` halted, until ``wd.resume``).  While the ai places
 no pieces itself, its model follows the observed boards.  ``ai.state`` is published on every change
@@ -205,8 +206,9 @@ class AiService(PlanAhead, SecondThought):
         """wd.resync: believe the observed board, plus the piece in play if it has not landed yet,
         its drop sent or not: the board comes from the landing before it (at level 10 its drop often
         went down before the mismatch was seen, and the boards predicted for it and the piece after
-        it, both on the old stack, made a run of mismatches that halted play).  The next piece's
-        plan made ahead on the old stack is made again."""
+        it, both on the old stack, made a run of mismatches that halted play); its keys still under
+        way are stopped if they no longer take it there in time (``_stop_stale_keys``).  The next
+        piece's plan made ahead on the old stack is made again."""
         board = self.model.adopt(body["board"])
         self._discard_ahead("resync")
         active = self.active
@@ -224,6 +226,8 @@ class AiService(PlanAhead, SecondThought):
         active.predicted, active.lines_cleared = predicted, cleared
         self.model.board = predicted
         self._publish_prediction(active.root, predicted)
+        if self._keys_in_flight(active) and (landing is None or not self.planner.still_in_time(board, active.plan)):
+            self._stop_stale_keys(active)
         if active.left_to_gravity:
             active.dropped_at = self._gravity_landing_t(active) or active.dropped_at
         if active.finished:
@@ -477,6 +481,28 @@ class AiService(PlanAhead, SecondThought):
         active.relay_done, active.last_down_t, active.suspect, active.lost_key = False, None, None, None
         self._publish_part(active, (), time.monotonic() + self._press_cycle_s(), final=False)
 
+    def _keys_in_flight(self, active: PieceInPlay) -> bool:
+        """Whether the relay may still be pressing keys of ``active``'s part sent last (no stop of
+        it under way, no drop of it down yet)."""
+        return (
+            self.last_plan_id == active.part_id and bool(active.plan.keys) and not active.relay_done and active.dropped_at is None
+            and active.stopping is None and active.rethinking is None
+        )
+
+    def _stop_stale_keys(self, active: PieceInPlay) -> None:
+        """A resync's stack blocks the keys of the part in play, planned on the board predicted
+        before (or lands the piece before they are done): stop them, then steer the piece from
+        where the keys pressed by then put it, or confirm it there (``_steer_early``).  Left to
+        run, such keys land the piece short of its prediction, and a drop still to come goes to
+        the next piece: in a level-10 run, a J planned on a stack without the piece before it
+        (which had landed off its prediction) was blocked on its way, and the next piece was
+        dropped in its spawn column; three mismatches in a row halted play, and the game was lost."""
+        log.info("plan %s: the resync's board leaves its keys astray: stopped, steered on from where they put it", active.part_id)
+        self.counters.stale_stops += 1
+        active.second_thought = None  # chosen on the board before
+        active.rethinking = (active.part_id, active.deadline_t)
+        self._stop_part(active)
+
     def _correct(self, active: PieceInPlay, seen: FallingPiece, t_state: float, on_target: bool) -> None:
         """The piece is at ``seen`` once the part's keys acted: its drop if on target (or on to its
         second thought), else the keys back to the target (closed loop again while corrections are
@@ -717,7 +743,7 @@ class AiService(PlanAhead, SecondThought):
             "plans": c.plans, "corrections": c.corrections, "retargets": c.retargets, "second_thoughts": c.second_thoughts,
             "confirmations": c.confirmations, "deferred": c.deferred,
             "lost_keys": c.lost_keys, "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
-            "timed_drops": c.timed_drops, "gravity_landings": c.gravity_landings,
+            "timed_drops": c.timed_drops, "gravity_landings": c.gravity_landings, "stale_stops": c.stale_stops,
             "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,

@@ -81,6 +81,7 @@ class KeyPlan:
     deadline_s: float
     check: KeyCheck
     start: FallingPiece  # where the keys were planned from
+    timing: KeyTiming  # when they act, as ``check`` found them in time
     #: When each key may go down at the earliest (relative to t_state), if some must wait for
     #: more than the relay's cadence (a turn after the first fall); None: each as soon as it can.
     down_s: tuple[float, ...] | None = None
@@ -205,6 +206,11 @@ class Planner:
                 return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
         return self._plan(start, target, verdict, final=True, latency=latency, timing=timing)
 
+    def still_in_time(self, board: Board, plan: KeyPlan) -> bool:
+        """Whether ``plan``'s keys, timed as planned, still take its piece to its target on
+        ``board`` (a resync's) before it lands."""
+        return check_keys(board, self.rules, plan.start, plan.check.keys, plan.target, plan.timing).ok
+
     def second_thought(self, board: Board, chosen: Placement, next_piece: str, level: int) -> Placement | None:
         """Where the player puts ``chosen``'s piece on ``board`` now that the piece after it is known
         (``chosen`` was planned without it, as every plan made ahead is), if not at ``chosen``."""
@@ -226,7 +232,7 @@ class Planner:
         keys = verdict.keys if final else verdict.keys[:-1]
         waits = timing.turn_not_before_s > timing.first_key_s and ROTATE in keys
         down_s = tuple(t - latency for t in timing.key_times(keys)) if waits else None
-        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict, start, down_s)
+        return KeyPlan(target, keys, final, verdict.land_s - latency, verdict, start, timing, down_s)
 
     def _candidates(self, board: Board, chosen: Placement, level: int) -> list[Placement]:
         """The player's choice, then the other placements by the player's one-piece rating."""

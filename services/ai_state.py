@@ -103,6 +103,7 @@ class Counters:
     bad_messages: int = 0
     timed_drops: int = 0
     gravity_landings: int = 0  # pieces on target left to land by gravity, their drop not pressed
+    stale_stops: int = 0  # parts stopped because a resync's stack left their keys astray
     ahead_sent: int = 0
     ahead_used: int = 0
     ahead_discarded: int = 0

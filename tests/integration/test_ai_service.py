@@ -471,3 +471,25 @@ def test_a_piece_with_no_time_left_to_correct_is_predicted_where_it_falls(world:
         pytest.skip("the machine was too busy: the piece landed before a frame showed it off target")
     assert "no time left to correct" in log, log
     world.assert_landed_as_predicted(1)
+
+
+def test_a_resync_whose_stack_blocks_the_keys_under_way_stops_them_and_steers_the_piece_from_there(world: World) -> None:
+    # The O was planned to the hole at the left; as its first keys go, a resync shows a tower in its
+    # way (at level 10 a piece planned on a stack without the piece before it, which landed off its
+    # prediction).  Left to run, its keys stop at the tower and the piece lands short of where it is
+    # predicted (its drop, still to come, could even drop the next piece); stopped at once, the piece
+    # is steered on from where the keys pressed so far put it, to a place in reach.
+    world.set_level(10)
+    world.frame_s = 1 / 60
+    world.game.source = FixedPieces("O")
+    world.start_playing()
+    hole = ["..########"] * 2
+    world.resync_between_pieces(Board.from_rows(hole, 10, 20))
+    world.resync_mid_piece = Board.from_rows(["..#......."] * 15 + hole, 10, 20)
+    world.run(pieces=2, timeout=25.0)
+    assert world.resync_mid_piece is None, "no plan came: the test did not exercise the resync"
+    assert world.wait_stat("stale_stops", 1) == 1, "the keys the tower blocks were not stopped"
+    blocked = [p for p in world.plans if p["plan_id"].split(".")[0] == world.landings[-2][0]]
+    pressed = [key for plan_id, key in world.pressed_keys if plan_id == blocked[0]["plan_id"]]
+    assert blocked[1]["keys"] == [] and len(pressed) < len(blocked[0]["keys"]), (blocked, pressed)
+    world.assert_landed_as_predicted(2)

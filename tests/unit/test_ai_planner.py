@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -86,6 +87,16 @@ def test_a_placement_is_landed_again_on_a_stack_that_changed_under_it(planner: P
     moved = planner.landing(stack, decision.placement)
     assert moved is not None and (moved.rotations, moved.x) == (decision.placement.rotations, decision.placement.x)
     assert moved.y == decision.placement.y + 3  # on the three rows now under it
+
+
+def test_keys_a_resyncs_stack_blocks_or_outlasts_are_no_longer_in_time(planner: Planner) -> None:
+    plan = plan_ahead(planner, (STEP - 0.009, STEP + 0.009))  # three columns left, then two turns
+    assert plan is not None and planner.still_in_time(Board(10, 20), plan)
+    in_the_way = Board.from_rows(["...#......"] * 18 + ["." * 10] * 2)  # a column the moves cannot pass, over the target
+    assert not planner.still_in_time(in_the_way, plan)
+    raised = Board.from_rows(["." * 10] * 2 + ["#######..."] * 18)  # it lands on its first fall, before its turns
+    assert not planner.still_in_time(raised, replace(plan, target=replace(plan.target, y=plan.target.y + 18)))
+    assert planner.still_in_time(Board.from_rows(["." * 10] * 3 + ["#######..."] * 17), replace(plan, target=replace(plan.target, y=plan.target.y + 17)))
 
 
 def test_a_closed_loop_plan_is_taken_only_where_the_confirmations_asked_for_fit(planner: Planner) -> None:
