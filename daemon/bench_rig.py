@@ -204,6 +204,17 @@ planned on the boards predicted for them made three mismatches in a row.  At a3a
 code) seeds 3, 7 and 8 played 1000 pieces each (deadline_misses 2, 4, 2; mismatches 0, 1, 0;
 max_halt_s 1.062-1.067; 0.398-0.400 vs 0.398-0.399).
 
+Since 66e452f a resync whose stack blocks the keys of the part under way, or lands the piece
+before they are done, stops them and steers the piece on from where they put it (``stale_stops``;
+in seed 3's lost game above, the J after the I was blocked on its way by the I, which had landed
+off its prediction, and its drop, still to come, dropped the next piece in its spawn column).  At
+66e452f: level 10 x 1000 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 2), glass_to_key_ms p50 7.9 / p99 13.4, 0.398 vs 0.398;
+level 5 x 300 mismatches 0, 0.3967 vs 0.3933, p99 307.0 (turn_first_pieces 9; move-first p99
+74.0).  With the four freezes, seeds 3, 1, 9, 10, 11, 12, 13 pieces 1000 each (deadline_misses 0,
+2, 1, 3, 1, 2, 1; mismatches 1, 2, 3, 1, 1, 1, 3; max_halt_s 1.061-1.116; 0.392-0.400 vs
+0.397-0.399); ``stale_stops`` was 0 in each: the case is rare, and these runs show the change
+costs nothing, not what it saves.
+
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
 shows the screen three frames late); level 5 x 300 p50 81 / p99 381 ms, lines per piece 0.3967 vs
