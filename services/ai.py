@@ -61,11 +61,11 @@ Planning ahead (``play.plan_ahead``, with the preview): services/ai_ahead.py.  S
 
 ``wd.resync`` replaces the model's board with the observed one (and re-applies the piece in play
 if its landing is still to come; keys of its part still under way that the new stack blocks, or
-outlasts, are stopped and the piece is steered on from where they put it).  Plans are made only while playing (``ctl.play``; ``ctl.pause``
-and ``ctl.stop`` stop it; the supervisor repeats the mode every second, so a restarted ai learns
-it) and not halted (``wd.halt`` / ``wd.state`` halted, until ``wd.resume``).  While the ai places
-no pieces itself, its model follows the observed boards.  ``ai.state`` is published on every change
-and once a second.
+outlasts, are stopped and the piece is steered on from where they put it).  Plans are made only
+while playing (``ctl.play``; ``ctl.pause`` and ``ctl.stop`` stop it; the supervisor repeats the
+mode every second, so a restarted ai learns it) and not halted (``wd.halt`` / ``wd.state`` halted,
+until ``wd.resume``).  While the ai places no pieces itself, its model follows the observed boards.
+``ai.state`` is published on every change and once a second.
 
 Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
 publisher; its keys, played in games/tetris/engine.py, land where its prediction says (planned from
