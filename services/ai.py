@@ -400,7 +400,12 @@ class AiService(PlanAhead, SecondThought):
                 log.info("piece %s at %s: first seen resting on the stack, left to lock", start.kind, pose)
                 return
             self.counters.deadline_misses += 1
-            log.warning("piece %s at %s: no placement can be reached in time", start.kind, pose)
+            # what the planner had to go on: a late frame, or a stack the screen does not show
+            age_ms = (time.monotonic() - t_state) * 1000.0
+            log.warning(
+                "piece %s at %s: no placement can be reached in time (seen %.0f ms ago; stack heights %s)", start.kind, pose, age_ms,
+                board.column_heights(),
+            )
             return
         self.counters.plan_ms.append(decision.elapsed_s * 1000.0)
         self._roots += 1
