@@ -212,8 +212,11 @@ off its prediction, and its drop, still to come, dropped the next piece in its s
 level 5 x 300 mismatches 0, 0.3967 vs 0.3933, p99 307.0 (turn_first_pieces 9; move-first p99
 74.0).  With the four freezes, seeds 3, 1, 9, 10, 11, 12, 13 pieces 1000 each (deadline_misses 0,
 2, 1, 3, 1, 2, 1; mismatches 1, 2, 3, 1, 1, 1, 3; max_halt_s 1.061-1.116; 0.392-0.400 vs
-0.397-0.399); ``stale_stops`` was 0 in each: the case is rare, and these runs show the change
-costs nothing, not what it saves.
+0.397-0.399), and seeds 15, 16, 17 too (deadline_misses 2, 0, 1; mismatches 0, 0, 2); seed 14 game
+over at 952 (0.3876 vs 0.3992, 97 %): after two mismatches on a stack some 11 rows high the ai
+placed none of the last six pieces, for which the planner finds plans on the true boards (80c88b2
+logs the frame's age and the model's stack with the warning).  ``stale_stops`` was 0 in each run:
+the case is rare, and these runs show the change costs nothing, not what it saves.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
