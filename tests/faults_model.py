@@ -16,7 +16,8 @@ the pose and time its confirming frame would show, if they fit with room for two
 piece or two land unsteered at level 10); each key is lost with probability ``--lost-key`` and
 left uncorrected (the rig corrects most lost keys, so this is a rate of the ones it cannot), or,
 with ``--correct``, corrected as the closed loop would if it sees the loss in time
-(:func:`after_lost_key`; then ``--lost-key 0.02`` is the bench's fault).  Prints, per game, the pieces placed (1000 unless the game ended) and lines per piece.
+(:func:`after_lost_key`; then ``--lost-key 0.02`` is the bench's fault).  Prints, per game, the
+pieces placed (1000 unless the game ended) and lines per piece.
 
 On 2026-12-04, games ended before 1000 pieces, of 30 (seeds 0-29): 19 without the second thought;
 15 with it at the confirmation (room for two confirmations; 12 of seeds 30-59); 7 with room for
@@ -51,11 +52,11 @@ cells x0.5 14, landing height x3 14, hole depth x0.5 10.
 With ``--correct --lost-key 0.02`` (2026-12-05, at fd2f880, seeds 0-59): 18 of 60 ended early, 0.388
 lines per piece on average (without the corrections, every game ended early).  In 12 of those
 games, 724 keys were lost: 159 drops (no harm here), 484 corrected, 49 retargeted, 32 found too
-late (22 of them in a piece going to a wall, whose loss shows only once its moves are done).  Two
-policies tried there and left out: choosing, among the player's choice and the next 1 or 3
+late (22 of them in a piece going to a wall, whose loss shows only once its moves are done).
+Policies tried there and left out: choosing, among the player's choice and the next 1 or 3
 placements, the first whose keys leave room for a second confirmation (a correction): 26 and 37
 ended early; one more move towards the wall a target touches, when still in time (a lost move is
-made good by it): 19.  Early second thoughts with room for two confirmations instead of one: 17.
+made good by it): 19; early second thoughts with room for two confirmations instead of one: 17.
 """
 
 from __future__ import annotations
@@ -157,9 +158,13 @@ def after_lost_key(planner: Planner, board: Board, decision: PieceDecision, time
     piece = plan.start
     for key in (k for i, k in enumerate(keys) if i != lost and k != DROP):
         piece = after_key(board, piece, key)
-    if lost >= len(moves) or not correct:
-        _, after, cleared = planner.fall_in_place(board, piece)
+
+    def falls_from(here: FallingPiece) -> tuple[Board, int]:
+        _, after, cleared = planner.fall_in_place(board, here)
         return after, cleared
+
+    if lost >= len(moves) or not correct:
+        return falls_from(piece)
     interval, step = settings.key_interval_s, iteration_delay(LEVEL)
     down = [t_state + t for t in plan.down_s] if plan.down_s is not None else [first_key_t + i * interval for i in range(len(plan.keys))]
     done_t = down[len(moves) - 1] + interval
@@ -168,16 +173,14 @@ def after_lost_key(planner: Planner, board: Board, decision: PieceDecision, time
     correct_t = max(done_t, seen_t)
     row = planner.rules.spawn_y - int(correct_t / step)
     if row <= after_key(board, piece, DROP).y:
-        _, after, cleared = planner.fall_in_place(board, piece)  # it landed before the correction
-        return after, cleared
+        return falls_from(piece)  # it landed before the correction
     here = FallingPiece(piece.kind, piece.orientation, piece.x, row)
     if planner.keys_to(board, here, plan.target, LEVEL, correct_t, confirm_again=False, first_key_t=correct_t) is not None:
         return decision.predicted, decision.lines_cleared
     retarget = planner.decide(board, here, None, LEVEL, correct_t, first_key_t=correct_t)
     if retarget is not None:
         return retarget.predicted, retarget.lines_cleared
-    _, after, cleared = planner.fall_in_place(board, here)
-    return after, cleared
+    return falls_from(here)
 
 
 def play(planner: Planner, seed: int, args: argparse.Namespace) -> tuple[int, int]:
