@@ -139,6 +139,25 @@ def test_refine_corners_scores_a_moved_camera_low(scenes):
     assert refine_corners(frame, moved).score < refine_corners(frame, truth).score
 
 
+def test_find_well_fits_more_than_the_lattice_that_refines_best():
+    """An open well of glossy cells: the lattice that refines best settles off the well (and
+    scores below ``MIN_SCORE``), the fit from another candidate finds it."""
+    frames, truth = filmed_play(421, skin("gradient_open"))
+    fit = find_well(frames)
+    assert fit is not None, "no well found"
+    assert _worst_corner_px(fit.corners, truth) <= SUCCESS_PX
+
+
+@pytest.mark.parametrize("seed", [415, 421])
+def test_find_well_takes_the_lattice_the_play_moves_in_not_the_checker_beside_it(seed: int):
+    """neon's background is a checker of about the cells' pitch: fitted, it can outscore the
+    faint well, but nothing moves in it."""
+    frames, truth = filmed_play(seed, skin("neon"))
+    fit = find_well(frames)
+    assert fit is not None, "no well found"
+    assert _worst_corner_px(fit.corners, truth) <= SUCCESS_PX
+
+
 def _picture(seed: int) -> np.ndarray:
     """A plain photo-like frame: smooth colour noise with solid discs and an empty rectangle."""
     rng = np.random.default_rng(seed)
