@@ -216,7 +216,12 @@ level 5 x 300 mismatches 0, 0.3967 vs 0.3933, p99 307.0 (turn_first_pieces 9; mo
 over at 952 (0.3876 vs 0.3992, 97 %): after two mismatches on a stack some 11 rows high the ai
 placed none of the last six pieces, for which the planner finds plans on the true boards (80c88b2
 logs the frame's age and the model's stack with the warning).  ``stale_stops`` was 0 in each run:
-the case is rare, and these runs show the change costs nothing, not what it saves.
+the case is rare, and these runs show the change costs nothing, not what it saves.  Again at
+3851189 (the ai as at 66e452f), recorded on the bus: seeds 14, 18, 19, 20, 21, 22 pieces 1000
+each (deadline_misses 2, 0, 0, 2, 1, 2; mismatches 2, 1, 1, 1, 0, 3; max_halt_s 1.061-1.069;
+0.396-0.399 vs 0.397-0.399; stale_stops 0).  Seed 14's lost run had lost 7 of its last 127
+presses (5.5 %, against 2 % on average) while the holes under its stack grew from 1 to 24 over
+its last 25 pieces: a burst of lost keys, not a fault the run repeats.
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
