@@ -883,13 +883,12 @@ def _chosen(
     scores ``_CLEARLY_BETTER`` and agrees with the lattice better."""
     held = [_play_held(play, f) for f in fits]
     candidates = [f for f, h in zip(fits, held) if h >= _PLAY_SHARE_OF_BEST * max(held)]
-    first = candidates[0]
-    challenger = max(candidates, key=lambda f: _score(gx, gy, f, cols, rows))
-    first_score, challenger_score = _score(gx, gy, first, cols, rows), _score(gx, gy, challenger, cols, rows)
-    if challenger_score > first_score + _CLEARLY_BETTER * abs(first_score) and (
-        _lattice_agreement(evidence, challenger, cols, rows) > _lattice_agreement(evidence, first, cols, rows)
+    scores = [_score(gx, gy, f, cols, rows) for f in candidates]
+    first, best = candidates[0], int(np.argmax(scores))
+    if scores[best] > scores[0] + _CLEARLY_BETTER * abs(scores[0]) and (
+        _lattice_agreement(evidence, candidates[best], cols, rows) > _lattice_agreement(evidence, first, cols, rows)
     ):
-        return challenger
+        return candidates[best]
     return first
 
 
