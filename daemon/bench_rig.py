@@ -1,6 +1,6 @@
 """`gamerigctl bench rig`: the whole rig against the simulator, measured by the simulator's ground truth.
 
-    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--no-plan-ahead] [--json]
+    gamerigctl bench rig [--pieces N] [--level L] [--preview] [--seed S] [--fault SPEC ...] [--no-plan-ahead] [--keep DIR] [--json]
 
 Starts the simulator and gamerigd with its four services as real processes (daemon/sim_rig.py:
 calibration through the camera service, then play), lets the rig play until N pieces have
@@ -23,8 +23,10 @@ appeared since play began (or the game ends, or the time limit), stops everythin
   same piece sequence (the pieces the truth shows, in order) from an empty board.
 
 --fault takes the simulator's fault specs (``drop=0.02``, ``freeze=0.5@60``; times counted from
-the start of play; see ``gamerigctl sim --help``).  Exit 0 after a run, 1 when the rig could not
-be brought up, 2 for bad options.
+the start of play; see ``gamerigctl sim --help``).  --keep DIR keeps the run's files: the rig's
+config, gamerigd's and the simulator's logs, the ground truth (truth.jsonl) and every bus message
+of the play (bus.jsonl, daemon/bus_recorder.py), to look into a lost game or a mismatch after the
+run.  Exit 0 after a run, 1 when the rig could not be brought up, 2 for bad options.
 
 Measured at commit e43b6c8 on the shared 2-core machine (simulator, gamerigd and its 4 services),
 seed 0, the gamerig player, keys 30/30 ms (configs/gamerig-sim.yaml), planning ahead on (the
@@ -237,6 +239,7 @@ import json
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +251,7 @@ from gamerig.games.tetris.sequence import FixedPieces
 from gamerig.hardware.sim.faults import parse_fault
 from gamerig.hardware.sim.machine import FAULTS
 
+from .bus_recorder import recording
 from .player_config import load_player
 from .rig_truth import RunTruth, percentile, read_truth
 from .sim_rig import RigFailed, SimRig, SimRigOptions
@@ -256,18 +260,24 @@ USAGE_ERROR = 2
 #: Give up waiting for the pieces after this many seconds per piece (the rig stalled).
 SECONDS_PER_PIECE_LIMIT = 5.0
 POLL_S = 0.5
+#: With --keep: the bus's messages during play, one JSON object a line (daemon/bus_recorder.py).
+BUS_RECORD = "bus.jsonl"
 #: The ai's heartbeat figures reported as "steering": what its closed loop did to the plans.
 STEERING_STATS = ("corrections", "lost_keys", "retargets", "second_thoughts", "drop_retries", "blind_drops", "gravity_landings", "stale_stops")
 
-def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any = None) -> dict[str, Any]:
-    """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring)."""
+def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any = None, record_bus: bool = False) -> dict[str, Any]:
+    """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring);
+    with ``record_bus``, every bus message of the play goes to ``workdir``/bus.jsonl as well."""
     rig = SimRig(options, workdir)
-    with rig:
+    with rig, (recording(rig.gamerigd.subscriber([""]), workdir / BUS_RECORD) if record_bus else nullcontext()) as recorder:
         started = time.monotonic()
         limit = started + 60.0 + SECONDS_PER_PIECE_LIMIT * pieces
         counted = 0
         while time.monotonic() < limit and rig.alive():
-            time.sleep(POLL_S)
+            if recorder is None:
+                time.sleep(POLL_S)
+            else:
+                recorder.record_for(POLL_S)
             counted = read_truth(rig.truth_path, rig.play_started_t or 0.0).pieces
             if progress is not None:
                 progress(counted)
@@ -361,7 +371,7 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.json else (lambda n: print(f"\rpieces {n}/{args.pieces}", end="", file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="gamerig-bench-rig-") as workdir:
         try:
-            report = run_bench(options, args.pieces, Path(args.keep or workdir), progress)
+            report = run_bench(options, args.pieces, Path(args.keep or workdir), progress, record_bus=args.keep is not None)
         except RigFailed as exc:
             print(f"gamerigctl bench rig: {exc}", file=sys.stderr)
             return 1
@@ -392,6 +402,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-plan-ahead", action="store_true", help="play.plan_ahead false: every piece planned once the camera shows it (to compare)"
     )
-    parser.add_argument("--keep", metavar="DIR", help="keep the run's files (config, logs, truth) in DIR")
+    parser.add_argument(
+        "--keep", metavar="DIR", help=f"keep the run's files (config, logs, truth) in DIR, with every bus message of the play in DIR/{BUS_RECORD}"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)

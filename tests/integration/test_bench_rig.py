@@ -4,9 +4,9 @@ gamerigd with its services, plays a few pieces and prints one JSON object.
 A small run (8 pieces at level 5 with the preview): every key the issue asks for is there with a
 sane value, the pieces are exactly the ones asked for, latencies are positive and ordered, and the
 headless AI was run on the same sequence.  At level 10 (60 pieces), pieces confirmed late in their
-fall are left to gravity and land as predicted.  Bad options exit 2 before anything starts.  Takes
-about 30 s a run (most of it starting and calibrating).  The benchmark's figures at a realistic size are
-in daemon/bench_rig.py's docstring.
+fall are left to gravity and land as predicted.  With --keep, the play's bus is recorded.  Bad
+options exit 2 before anything starts.  Takes about 30 s a run (most of it starting and
+calibrating).  The benchmark's figures at a realistic size are in daemon/bench_rig.py's docstring.
 """
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ def test_a_small_run_reports_every_key_as_json(tmp_path: Path) -> None:
     assert report["mismatches"] == 0 and report["halts"] >= 0 and report["max_halt_s"] >= 0
     assert set(report["steering"]) == set(STEERING_STATS) and all(isinstance(n, int) and n >= 0 for n in report["steering"].values())
     assert (tmp_path / "truth.jsonl").exists() and (tmp_path / "gamerigd.log").exists()
+    # --keep records the play's bus: what was seen, planned, predicted and pressed, in order
+    recorded = [json.loads(line) for line in (tmp_path / "bus.jsonl").read_text().splitlines()]
+    assert {"obs.frame", "plan.keys", "predict.board", "relay.key"} <= {message["topic"] for message in recorded}
+    plans = [message for message in recorded if message["topic"] == "plan.keys"]
+    assert [plan["seq"] for plan in plans] == sorted(plan["seq"] for plan in plans) and all(plan["source"] == "ai" for plan in plans)
 
 
 def test_at_level_10_pieces_late_in_their_fall_are_left_to_gravity_and_land_as_predicted(tmp_path: Path) -> None:
