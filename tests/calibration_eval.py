@@ -1,6 +1,7 @@
 """Measure find_well alone on the scenes `gamerigctl bench vision` films: the bench itself, run
 with its recognition part switched off, so scene for scene it is the same calibration test
-(`--scenes N` matches `gamerigctl bench vision --frames 50N`) in a fraction of the time.
+(`--scenes N` matches `gamerigctl bench vision --frames 100N`: FRAMES_PER_SCENE is 100) in a
+fraction of the time.
 
     .venv/bin/python tests/calibration_eval.py [--scenes 220] [--seed 0]
 

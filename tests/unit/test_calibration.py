@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.calibration import MIN_SCORE, _edge_measurements, find_well, refine_corners
+from gamerig.games.tetris.calibration import (
+    MIN_SCORE, _along_edges, _edge_measurements, _Evidence, _half_pitch, find_well, refine_corners,
+)
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
@@ -156,6 +158,33 @@ def test_find_well_takes_the_lattice_the_play_moves_in_not_the_checker_beside_it
     fit = find_well(frames)
     assert fit is not None, "no well found"
     assert _worst_corner_px(fit.corners, truth) <= SUCCESS_PX
+
+
+def _rendered_evidence(name: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gradients find_well fits lattices to, of a game in progress rendered unfilmed, and
+    its well's corners."""
+    rng = np.random.default_rng(seed)
+    cells = np.zeros((20, 10), dtype=np.uint8)
+    cells[:6] = rng.random((6, 10)) < 0.6
+    screen = render(Board(cells=cells), skin(name), falling=T_CELLS, falling_piece="T", stack_ids=cells * 3, seed=seed)
+    evidence = _Evidence.of(screen.image)
+    return *_along_edges(evidence.gx, evidence.gy), np.asarray(screen.well_corners, dtype=np.float64)
+
+
+def _cells_to_frame(corners: np.ndarray, cells: list[tuple[float, float]]) -> np.ndarray:
+    """Points given in the well's cell units (x right, y down) in the frame of ``corners``."""
+    h = cv2.getPerspectiveTransform(np.float32([[0, 0], [10, 0], [10, 20], [0, 20]]), corners.astype(np.float32))
+    return cv2.perspectiveTransform(np.float32(cells)[:, None, :], h).reshape(-1, 2).astype(np.float64)
+
+
+@pytest.mark.parametrize("name", ["nes", "flat_modern", "paper"])
+def test_a_lattice_of_half_the_wells_pitch_is_told_from_the_well(name: str):
+    """A 10 x 20 lattice of half-size cells on a quarter of the well fits every line of it, and
+    as many lines again through the middles of its cells, where no edge runs."""
+    gx, gy, truth = _rendered_evidence(name, 11)
+    half = _cells_to_frame(truth, [(0, 10), (5, 10), (5, 20), (0, 20)])
+    assert not _half_pitch(gx, gy, truth, 10, 20)
+    assert _half_pitch(gx, gy, half, 10, 20)
 
 
 def _picture(seed: int) -> np.ndarray:
