@@ -451,7 +451,8 @@ class Subscriber:
 
     counters: received (returned), malformed, expired, duplicates (a state message the proxy
     replayed for another late subscriber), gaps ({source: missed seq numbers}), restarts
-    ({source: new publisher epochs seen after the first}).
+    ({source: new publisher epochs seen after the first}).  With ``keep_expired`` (a recorder,
+    which wants what came however late it reads it) expired messages are returned, not dropped.
     """
 
     def __init__(
@@ -460,6 +461,7 @@ class Subscriber:
         endpoints: Endpoints,
         prefixes: Sequence[str],
         security: BusSecurity | None = None,
+        keep_expired: bool = False,
     ) -> None:
         if isinstance(prefixes, str):
             raise TypeError("prefixes is a sequence of topic prefixes, e.g. ['hb.'], not one string")
@@ -476,6 +478,7 @@ class Subscriber:
         self._gaps: dict[str, int] = {}
         self._restarts: dict[str, int] = {}
         self.last_malformed: str | None = None  # the reason of the last malformed message
+        self._keep_expired = keep_expired
 
     @property
     def socket(self) -> zmq.Socket:
@@ -507,7 +510,7 @@ class Subscriber:
         """The next good, fresh message, or None after ``timeout_s`` (0: only what is already queued)."""
         while self._early:
             message = self._early.popleft()
-            if not message.expired():
+            if self._keep_expired or not message.expired():
                 return message
             self._counts["received"] -= 1  # counted when it arrived; it went stale waiting
             self._counts["expired"] += 1
@@ -537,7 +540,7 @@ class Subscriber:
         if not self._in_sequence(message):
             self._counts["duplicates"] += 1
             return None
-        if message.expired():
+        if message.expired() and not self._keep_expired:
             self._counts["expired"] += 1
             return None
         self._counts["received"] += 1

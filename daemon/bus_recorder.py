@@ -4,8 +4,9 @@ in the order they came (`gamerigctl bench rig --keep DIR` writes DIR/bus.jsonl).
 
 Each line is one message: its topic, source, sequence number, send time (``t``, this host's
 monotonic clock, as the services stamp it) and body; bytes in a body (a snapshot's JPEG) are
-written as their length only.  The subscriber drops and counts malformed, expired and repeated
-messages as every consumer on the bus does, so the file holds what a service would have acted on.
+written as their length only.  Give it a subscriber that keeps expired messages (the recorder
+reads in bursts, between the bench's other work, and an observation lives 0.25 s); malformed
+and repeated ones it drops and counts as every consumer on the bus does.
 """
 
 from __future__ import annotations

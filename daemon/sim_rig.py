@@ -202,11 +202,12 @@ class RigDaemon:
         """gamerigd's status reply."""
         return self.request("status")
 
-    def subscriber(self, prefixes: Sequence[str]) -> Subscriber:
-        """A subscriber to the rig's bus (the caller closes it), connected."""
+    def subscriber(self, prefixes: Sequence[str], keep_expired: bool = False) -> Subscriber:
+        """A subscriber to the rig's bus (the caller closes it), connected; ``keep_expired`` as
+        :class:`Subscriber` takes it."""
         if self.endpoints is None:
             raise DaemonNotRunning("no rig config written yet")
-        subscriber = Subscriber(self._context, self.endpoints, prefixes)
+        subscriber = Subscriber(self._context, self.endpoints, prefixes, keep_expired=keep_expired)
         subscriber.wait_connected(2.0)
         return subscriber
 

@@ -227,6 +227,16 @@ def test_expired_messages_are_counted_and_dropped(proxy: BusProxy, context: zmq.
     assert sub.counters["expired"] == 1
 
 
+def test_a_recorders_subscriber_keeps_expired_messages(proxy: BusProxy, context: zmq.Context, endpoints: Endpoints) -> None:
+    sub = Subscriber(context, endpoints, ["hb.", "obs."], keep_expired=True)
+    pub = Publisher(context, endpoints, "camera")
+    synced(pub, sub)
+    pub.publish("obs.frame", {"old": True}, lifespan_s=0.05)
+    time.sleep(0.3)
+    assert receive_topic(sub, "obs.frame").body == {"old": True}
+    assert sub.counters["expired"] == 0
+
+
 def test_sequence_gaps_and_restarts_are_counted_per_source(
     proxy: BusProxy, context: zmq.Context, endpoints: Endpoints
 ) -> None:
