@@ -26,7 +26,8 @@ appeared since play began (or the game ends, or the time limit), stops everythin
 the start of play; see ``gamerigctl sim --help``).  --keep DIR keeps the run's files: the rig's
 config, gamerigd's and the simulator's logs, the ground truth (truth.jsonl) and every bus message
 of the play (bus.jsonl, daemon/bus_recorder.py; 25 MB, 59,000 messages for 1000 pieces at level
-10), to look into a lost game or a mismatch after the run.  Exit 0 after a run, 1 when the rig could not be brought up, 2 for bad options.
+10), to look into a lost game or a mismatch after the run.  Exit 0 after a run, 1 when the rig
+could not be brought up, 2 for bad options.
 
 Measured at commit e43b6c8 on the shared 2-core machine (simulator, gamerigd and its 4 services),
 seed 0, the gamerig player, keys 30/30 ms (configs/gamerig-sim.yaml), planning ahead on (the
@@ -239,7 +240,7 @@ import json
 import sys
 import tempfile
 import time
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -251,7 +252,7 @@ from gamerig.games.tetris.sequence import FixedPieces
 from gamerig.hardware.sim.faults import parse_fault
 from gamerig.hardware.sim.machine import FAULTS
 
-from .bus_recorder import recording
+from .bus_recorder import BusRecorder, recording
 from .player_config import load_player
 from .rig_truth import RunTruth, percentile, read_truth
 from .sim_rig import RigFailed, SimRig, SimRigOptions
@@ -269,7 +270,7 @@ def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any 
     """Play ``pieces`` pieces with the whole rig and return the report (see the module docstring);
     with ``record_bus``, every bus message of the play goes to ``workdir``/bus.jsonl as well."""
     rig = SimRig(options, workdir)
-    with rig, (recording(rig.gamerigd.subscriber([""], keep_expired=True), workdir / BUS_RECORD) if record_bus else nullcontext()) as recorder:
+    with rig, _bus_record(rig, workdir) if record_bus else nullcontext() as recorder:
         started = time.monotonic()
         limit = started + 60.0 + SECONDS_PER_PIECE_LIMIT * pieces
         counted = 0
@@ -290,6 +291,11 @@ def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any 
     report["stopped_early"] = stopped_early
     report["wall_s"] = round(time.monotonic() - started, 1)
     return report
+
+
+def _bus_record(rig: SimRig, workdir: Path) -> AbstractContextManager[BusRecorder]:
+    """A recorder of every message on ``rig``'s bus into ``workdir``/bus.jsonl, late ones too."""
+    return recording(rig.gamerigd.subscriber([""], keep_expired=True), workdir / BUS_RECORD)
 
 
 def summarize(truth: RunTruth, status: dict[str, Any], options: SimRigOptions, pieces: int) -> dict[str, Any]:
