@@ -27,7 +27,6 @@ class BusRecorder:
     def __init__(self, subscriber: Subscriber, out: TextIO) -> None:
         self._subscriber = subscriber
         self._out = out
-        self.messages = 0  # written so far
 
     def record_for(self, seconds: float) -> None:
         """Write each message that arrives within ``seconds``; returns when they have passed."""
@@ -36,7 +35,6 @@ class BusRecorder:
             message = self._subscriber.receive(remaining)
             if message is not None:
                 self._out.write(json.dumps(_record(message), default=_unencodable) + "\n")
-                self.messages += 1
 
 
 @contextmanager
