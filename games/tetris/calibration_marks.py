@@ -94,7 +94,7 @@ class CellMarks:
         # where the fit has the marks on average: from ``start``'s cells, so not taken modulo a cell
         place = start + (expected + residual)[near].mean(axis=0)
         cells = np.round(q[near] - start - expected[near]).astype(int)  # the cell whose mark it is
-        if len({(int(i), int(j)) for i, j in cells}) < self.min_cell_share * cols * rows or near.mean() < self.min_mark_share:
+        if len(np.unique(cells, axis=0)) < self.min_cell_share * cols * rows or near.mean() < self.min_mark_share:
             return None
         if np.all(np.minimum(place % 1.0, 1.0 - place % 1.0) < _OFF_LINE_CELLS):
             return None
