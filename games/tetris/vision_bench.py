@@ -58,24 +58,27 @@ The tracker may also report the piece already falling when filming starts: a tru
 (the piece is new to it) with no spawn in the truth's events, so spawn events can outnumber
 true_events' spawns without any being false.
 
-Measured (2 Dec 2026, working tree at commit abc57a0, ``gamerigctl bench vision --frames 2000
---seed 0 --json`` on the shared 2-core machine): 42.8 s wall, 25.9 s CPU, so 10,000 frames
-take about 2.2 minutes of one core.  20 scenes; calibration 60% within 3 px (median worst
-corner 1.79 px; that find_well has since been improved: calibration.py's docstring has its
-figures: 99% of the 100 scenes of ``--frames 10000``, 97% with ``--seed 1``); on 1533 play frames cell accuracy and board
-exact match (325 commits) 100%; 50 spawn events, piece accuracy 100%, 0 false and 0 missed
-spawns; hard frames: line clear 61 (3 right commits), tear 37 (1 right commit), after a bump
-107 (all flagged), game over 262 (242 flagged, 4 wrong commits: the grey fill's first rows
-add at most four cells at a time, so the filter commits them); observe p50 0.49 ms, p99
-0.97 ms; with filter and tracker p50 0.57 ms, p99 1.23 ms.
+Measured (5 Dec 2026, commit f2315ca, ``gamerigctl bench vision --frames 2000 --seed 0
+--json`` on the shared 2-core machine): 160 s wall with one job, 93 s with ``--jobs 2`` (the
+same counts; the scenes' calibrations are most of the time).  20 scenes; calibration 100%
+within 3 px, median worst corner 0.90 px (calibration.py's docstring has the figures over 440
+scenes); on 1533 play frames cell accuracy and board exact match (325 commits) 100%; 50 spawn
+events, piece accuracy 100%, 0 false and 0 missed spawns; hard frames: line clear 61 (3 right
+commits), tear 37 (1 right commit), after a bump 107 (all flagged), game over 262 (242
+flagged; its 4 commits are right: the last board, or it with the grey fill's first rows);
+observe p50 0.81 ms, p99 1.30 ms; with preview, filter and tracker p50 1.07 ms, p99 2.53 ms
+(one job).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import signal
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 
 import numpy as np
@@ -454,28 +457,61 @@ def scene_frames(play: ScenePlay, share: int, rng: np.random.Generator) -> list[
     return with_tears(frames, rng, TEAR_RATE) if rng.random() < 0.5 else frames
 
 
-def run_bench(frames: int, seed: int, spec: PlayerSpec, k: int = 2) -> BenchResult:
-    """Measure ``frames`` frames of play spread over ``scene_count(frames)`` scenes."""
+@dataclass
+class SceneResult:
+    """One scene's counts and latencies, and the skin it was filmed in."""
+
+    skin: Skin
+    tally: Tally
+    latencies_s: list[float]
+    pipeline_latencies_s: list[float]
+
+
+def measure_scene(seed: int, spec: PlayerSpec, k: int, scene: int, share: int) -> SceneResult:
+    """Film scene ``scene`` of a run with ``seed`` for ``share`` frames and measure it."""
+    rules = Rules("standard", 10, 20)
+    rng = np.random.default_rng([seed, scene])
+    skin = SKINS[scene % len(SKINS)]
+    latencies: list[float] = []
+    pipeline: list[float] = []
+    run = SceneRun(skin, CameraSettings.random(rng), rng, seed + scene, latencies, pipeline)
+    style = PlayStyle.random(rng, careless=_ends_game(scene))
+    play = ScenePlay(spec, rules, seed + scene, int(rng.integers(0, MAX_SKIPPED_PIECES + 1)), style, rng)
+    truth = scene_frames(play, share, rng)
+    bump_at = None
+    if scene % BUMP_EVERY == BUMP_EVERY - 1 and not style.careless:
+        bump_at = int(len(truth) * rng.uniform(0.5, 0.9))
+    plays = [t for t in truth[: bump_at or len(truth)] if t.kind == "play"] or truth[:1]
+    tally = Tally()
+    run.calibration(plays, tally)
+    run.recognition(truth, bump_at, k, tally)
+    return SceneResult(skin, tally, latencies, pipeline)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C once for everyone
+
+
+def run_bench(frames: int, seed: int, spec: PlayerSpec, k: int = 2, jobs: int = 1) -> BenchResult:
+    """Measure ``frames`` frames of play spread over ``scene_count(frames)`` scenes, filmed and
+    measured in ``jobs`` processes.  The counts do not depend on ``jobs``; the latencies of
+    jobs side by side are measured on cores they share with each other."""
     if frames < len(SKINS):
         raise ValueError(f"frames must be at least {len(SKINS)} (one per skin), got {frames}")
-    rules = Rules("standard", 10, 20)
-    scenes = scene_count(frames)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    measure = partial(measure_scene, seed, spec, k)
+    shares = list(enumerate(frame_shares(frames, scene_count(frames))))
+    if jobs == 1:
+        scenes = [measure(scene, share) for scene, share in shares]
+    else:
+        with multiprocessing.Pool(min(jobs, len(shares)), initializer=_ignore_sigint) as pool:
+            scenes = pool.starmap(measure, shares, chunksize=1)
     overall, held_out, latencies, pipeline = Tally(), Tally(), [], []
     by_skin = {skin.name: Tally() for skin in SKINS}
-    for scene, share in enumerate(frame_shares(frames, scenes)):
-        rng = np.random.default_rng([seed, scene])
-        skin = SKINS[scene % len(SKINS)]
-        run = SceneRun(skin, CameraSettings.random(rng), rng, seed + scene, latencies, pipeline)
-        style = PlayStyle.random(rng, careless=_ends_game(scene))
-        play = ScenePlay(spec, rules, seed + scene, int(rng.integers(0, MAX_SKIPPED_PIECES + 1)), style, rng)
-        truth = scene_frames(play, share, rng)
-        bump_at = None
-        if scene % BUMP_EVERY == BUMP_EVERY - 1 and not style.careless:
-            bump_at = int(len(truth) * rng.uniform(0.5, 0.9))
-        plays = [t for t in truth[: bump_at or len(truth)] if t.kind == "play"] or truth[:1]
-        tally = Tally()
-        run.calibration(plays, tally)
-        run.recognition(truth, bump_at, k, tally)
-        for group in (overall, by_skin[skin.name], *((held_out,) if skin.held_out else ())):
-            group.add(tally)
+    for result in scenes:
+        for group in (overall, by_skin[result.skin.name], *((held_out,) if result.skin.held_out else ())):
+            group.add(result.tally)
+        latencies += result.latencies_s
+        pipeline += result.pipeline_latencies_s
     return BenchResult(overall, held_out, by_skin, latencies, pipeline)

@@ -1,4 +1,5 @@
-"""`gamerigctl bench vision` run as a user runs it: a real process, one short scene per skin."""
+"""`gamerigctl bench vision` run as a user runs it: a real process, one short scene per skin,
+filmed and measured by two jobs (their counts are the same as one job's)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def bench(*args: str) -> subprocess.CompletedProcess[str]:
 
 @cache
 def small_run() -> dict[str, Any]:
-    """The JSON object of one small seeded run."""
-    done = bench("--frames", str(FRAMES), "--seed", "3", "--json")
+    """The JSON object of one small seeded run over two jobs."""
+    done = bench("--frames", str(FRAMES), "--seed", "3", "--jobs", "2", "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -42,7 +43,7 @@ def small_run() -> dict[str, Any]:
 def test_json_report_has_every_metric_as_a_fraction_or_count() -> None:
     report = small_run()
     assert REQUIRED_KEYS <= report.keys()
-    assert (report["frames"], report["scenes"], report["seed"]) == (FRAMES, len(SKINS), 3)
+    assert (report["frames"], report["scenes"], report["seed"], report["jobs"]) == (FRAMES, len(SKINS), 3, 2)
     for key in RATES:
         assert 0.0 <= report[key] <= 1.0, key
     assert report["piece_accuracy"] is None or 0.0 <= report["piece_accuracy"] <= 1.0  # None: no spawn event
@@ -84,4 +85,11 @@ def test_too_few_frames_is_a_usage_error_naming_the_minimum() -> None:
     done = bench("--frames", "3")
     assert done.returncode == 2
     assert f"at least {len(SKINS)}" in done.stderr
+    assert done.stdout == ""
+
+
+def test_fewer_than_one_job_is_a_usage_error() -> None:
+    done = bench("--frames", str(FRAMES), "--jobs", "0")
+    assert done.returncode == 2
+    assert "jobs must be at least 1" in done.stderr
     assert done.stdout == ""
