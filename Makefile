@@ -22,11 +22,17 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 venv: $(STAMP)
 
-# pytest exits 5 when it collected no tests: that is a failure too, said plainly.
+# Two runs: the unit tests (CPU-bound, no real time) over every core, work stealing so the few
+# long calibration tests do not queue behind each other; then the integration tests (real
+# processes against real-time deadlines) one at a time.  Both run; the first failure is the exit
+# code.  pytest exits 5 when it collected no tests: that is a failure too, said plainly.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q; status=$$?; \
-	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
-	exit $$status
+	$(BIN)/python -m pytest -q -n auto --dist worksteal --ignore=tests/integration; unit=$$?; \
+	$(BIN)/python -m pytest -q tests/integration; integration=$$?; \
+	for status in $$unit $$integration; do \
+		if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+		if [ $$status -ne 0 ]; then exit $$status; fi; \
+	done
 
 # The whole rig: the simulator, gamerigd and its four services, playing until Ctrl-C.
 demo: $(STAMP)
