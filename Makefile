@@ -22,14 +22,14 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 venv: $(STAMP)
 
-# Two runs: the unit tests (CPU-bound, no real time) over every core, work stealing so the few
-# long calibration tests do not queue behind each other; then the integration tests (real
-# processes against real-time deadlines) one at a time.  Both run; the first failure is the exit
-# code.  pytest exits 5 when it collected no tests: that is a failure too, said plainly.
+# Two runs: the tests that keep no real time (the unit tests, and the integration tests marked
+# off_the_clock) over every core, work stealing so the few long ones do not queue behind each
+# other; then the real_time ones (processes against deadlines) one at a time.  Both run; the
+# first failure is the exit code.  pytest exits 5 when it collected no tests: a failure too.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist worksteal --ignore=tests/integration; unit=$$?; \
-	$(BIN)/python -m pytest -q tests/integration; integration=$$?; \
-	for status in $$unit $$integration; do \
+	$(BIN)/python -m pytest -q -n auto --dist worksteal -m "not real_time"; parallel=$$?; \
+	$(BIN)/python -m pytest -q -m real_time; alone=$$?; \
+	for status in $$parallel $$alone; do \
 		if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 		if [ $$status -ne 0 ]; then exit $$status; fi; \
 	done

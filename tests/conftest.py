@@ -1,7 +1,9 @@
 """Shared test settings."""
 
 import signal
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 # Property tests must give the same verdict on every run and every machine (CI
@@ -15,3 +17,14 @@ settings.load_profile("gamerig")
 # terminal gives.  A Python handler here is reset to the default in every child at exec.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """An integration test is ``real_time`` unless its module says it is ``off_the_clock``: `make
+    test` runs every other test over all cores first, then these one at a time, as a second
+    test beside them would make them miss their deadlines."""
+    for item in items:
+        if item.path.is_relative_to(INTEGRATION) and item.get_closest_marker("off_the_clock") is None:
+            item.add_marker(pytest.mark.real_time)

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.off_the_clock  # no deadlines: runs beside other tests (tests/conftest.py)
+
 GAMERIGCTL = Path(sys.executable).parent / "gamerigctl"
 #: 10 x 10 standard games last a few hundred pieces: quick, yet long enough for a tail fit.
 SMALL = ("--player", "dellacherie", "--width", "10", "--height", "10")

@@ -10,7 +10,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gamerig.games.tetris.skins import SKINS
+
+pytestmark = pytest.mark.off_the_clock  # no deadlines: runs beside other tests (tests/conftest.py)
 
 GAMERIGCTL = Path(sys.executable).parent / "gamerigctl"
 #: Two frames per skin: the smallest run that still films every skin and commits boards.

@@ -21,6 +21,8 @@ from gamerig.games.tetris.skins import skin
 from gamerig.games.tetris.vision_bench import CORNER_TOLERANCE_PX
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
 
+pytestmark = pytest.mark.off_the_clock  # no deadlines: runs beside other tests (tests/conftest.py)
+
 GAMERIGCTL = Path(sys.executable).parent / "gamerigctl"
 #: A webcam a little off-axis, slightly blurred and noisy, MJPEG-compressed.
 CAMERA = CameraSettings(

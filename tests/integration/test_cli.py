@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+pytestmark = pytest.mark.off_the_clock  # no deadlines: runs beside other tests (tests/conftest.py)
+
 SCRIPTS = Path(sys.executable).parent
 
 #: The shipped rig config with another player: every section a rig config has.

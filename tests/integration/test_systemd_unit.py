@@ -18,7 +18,10 @@ UNIT = Path(__file__).resolve().parents[2] / "systemd" / "gamerig.service"
 INSTALLED_GAMERIGD = "/opt/gamerig/.venv/bin/gamerigd"
 GAMERIGD = Path(sys.executable).with_name("gamerigd")
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed"),
+    pytest.mark.off_the_clock,  # no deadlines: runs beside other tests (tests/conftest.py)
+]
 
 
 def verify(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gamerig.daemon.player_config import parse_player
+
+pytestmark = pytest.mark.off_the_clock  # no deadlines: runs beside other tests (tests/conftest.py)
 
 GAMERIGCTL = str(Path(sys.executable).with_name("gamerigctl"))
 SMALL = ["--generations", "2", "--population", "6", "--games", "2", "--max-lines", "30",
