@@ -57,6 +57,7 @@ import zmq
 
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.render import render
+from gamerig.games.tetris.rules import iteration_delay
 from gamerig.games.tetris.skins import Skin, skin as skin_by_name
 from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, CameraSettings, homography, map_points
 from gamerig.hardware.sim.target import TargetOptions
@@ -69,9 +70,13 @@ SIM_CONFIG = ROOT / "configs" / "gamerig-sim.yaml"
 #: From gamerigd's start to all four services alive (the ai loads its player and compiles at start).
 SERVICES_UP_S = 180.0
 CALIBRATE_S = 60.0
-#: The calibration's capture: long enough for pieces to land at level 1 too, so the preview changes.
+#: The calibration's capture: 30 frames over two falls of a piece through the well at the game's
+#: level (pieces land, so the preview changes, and the falling piece covers any cell in few of the
+#: frames, which learning the empty cells needs), within these bounds: 12 s at levels 1-5, 3 s
+#: at level 10.
 CALIBRATION_FRAMES = 30
-CALIBRATION_EVERY_S = 0.4
+CALIBRATION_FALLS = 2
+CALIBRATION_CAPTURE_S = (3.0, 12.0)
 CLEAR_EVERY_S = 0.2
 #: From a good calibration to the watchdog ending its start-up halt (it learns the calibration from
 #: the camera's state, sent every second).
@@ -105,6 +110,12 @@ class SimRigOptions:
     #: Overrides of configs/gamerig-sim.yaml's ``play`` and ``keys`` sections (e.g. hold_ms, gap_ms).
     play: dict[str, Any] = field(default_factory=dict)
     keys: dict[str, Any] = field(default_factory=dict)
+
+
+def calibration_every_s(level: int, rows: int = 20) -> float:
+    """Seconds between the calibration's frames at ``level`` (see ``CALIBRATION_FALLS``)."""
+    shortest, longest = CALIBRATION_CAPTURE_S
+    return min(longest, max(shortest, CALIBRATION_FALLS * rows * iteration_delay(level))) / CALIBRATION_FRAMES
 
 
 def filmed_well_corners(camera: CameraSettings, skin: Skin) -> np.ndarray:
@@ -322,7 +333,7 @@ class SimRig:
         reply = self.request(
             "calibrate", timeout_s=CALIBRATE_S, out=str(self.gamerigd.calibration_path),
             png=str(self.workdir / "calibration.png"), corners=corners.tolist(),
-            frames=CALIBRATION_FRAMES, every_s=CALIBRATION_EVERY_S,
+            frames=CALIBRATION_FRAMES, every_s=calibration_every_s(self.options.level),
         )
         if reply.get("ok") is not True:
             raise RigFailed(f"calibration failed: {reply.get('message') or reply.get('error')}")

@@ -15,6 +15,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import yaml
+
 from gamerig.daemon.bench_rig import STEERING_STATS
 from gamerig.daemon.sim_rig import gamerigctl_command
 
@@ -58,6 +60,8 @@ def test_at_level_10_pieces_late_in_their_fall_are_left_to_gravity_and_land_as_p
     assert report["pieces"] == 60 and not report["stopped_early"]
     assert report["steering"]["gravity_landings"] >= 1, report["steering"]  # about one piece in eight at level 10
     assert report["mismatches"] == 0, (report, (tmp_path / "gamerigd.log").read_text()[-3000:])
+    # the calibration's 3 s of frames at level 10 (sim_rig.calibration_every_s) saw the preview change
+    assert yaml.safe_load((tmp_path / "calibration.yaml").read_text()).get("preview") is not None
 
 
 def test_bad_options_exit_2_before_anything_starts() -> None:
