@@ -13,7 +13,8 @@ events just before the frame).
 
 Planning (services/ai_planner.py) starts from where the piece was observed, at that frame's capture
 time minus the view latency (moved by the keys since the last drop that acted after that time:
-after a halt the halted plan's keys did), and simulates the keys against gravity at the level (the screen's
+after a halt the halted plan's keys did; once the relay presses no more of them, only a frame sure to
+show them all plans the piece), and simulates the keys against gravity at the level (the screen's
 level when shown and ``play.level_from_screen``, else the one the fall step shows, else the initial
 level raised by the lines: services/ai_model.py).
 ``plan.keys`` carries ``deadline_t`` (the latest time a key may go down: after it the piece would
@@ -98,7 +99,7 @@ from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
 from .ai_blind_drop import ConfirmWait, blind_drop_due
-from .ai_lost_drop import DroppedPiece, keys_unseen_since_drop, pose_after, still_falling
+from .ai_lost_drop import DroppedPiece, keys_unseen_since_drop, last_key_since_drop, pose_after, still_falling
 from .ai_lost_key import end_if_one_key_lost, pose_since_lost_drop
 from .ai_model import GameModel, rows_of
 from .ai_planner import KeyPlan, Planner
@@ -146,6 +147,10 @@ class AiService(PlanAhead, SecondThought):
         self.counters = Counters()
         self.recent_keys: deque[tuple[str, float]] = deque(maxlen=RECENT_KEYS)  # (key, down_t), from relay.key
         self.last_plan_id: str | None = None
+        #: The relay answered the last part sent (done, stopped or refused): it presses no more keys.
+        self.relay_idle = True
+        #: A new piece waits for a frame that shows every key pressed on it (``_keys_may_not_show``).
+        self.waiting_for_keys = False
         self._root_prefix = f"{os.getpid()}-"
         self._roots = 0
         self._state_sent: dict[str, Any] | None = None
@@ -307,6 +312,8 @@ class AiService(PlanAhead, SecondThought):
 
     def on_relay_done(self, body: dict[str, Any]) -> None:
         """The relay finished (or refused) the part in play: the closed loop may confirm now."""
+        if body["plan_id"] == self.last_plan_id:
+            self.relay_idle = True
         active = self._piece_of(body["plan_id"])
         if active is None:
             return
@@ -383,6 +390,11 @@ class AiService(PlanAhead, SecondThought):
         next_piece = self.next_piece[0] if self.next_piece[1] >= seq else None
         if self._promote_ahead(start, seq, t_seen, next_piece):
             return
+        if self._keys_may_not_show(t_seen):
+            return  # the frames to come plan it
+        if self.waiting_for_keys:
+            self.waiting_for_keys = False
+            self.counters.key_waits += 1
         start = self._moved_since_seen(board, start, t_state)
         level = self.model.level
         decision = self.planner.decide(board, start, next_piece, level, t_state)
@@ -420,6 +432,23 @@ class AiService(PlanAhead, SecondThought):
         self._publish_prediction(active.root, decision.predicted)
         self._send(active, t_state)
         self.counters.plans += 1
+
+    def _keys_may_not_show(self, t_capture: float) -> bool:
+        """Whether a frame captured at ``t_capture`` may show the new piece before or after the last
+        key pressed on it (by a plan made ahead, then halted or discarded) while the relay presses
+        no more: then a later frame, one sure to show them all, plans it.  The view latency is a
+        range, not a figure: after a 50 ms camera hiccup, a frame taken 90 ms after a key went down
+        showed its move, the ai counted the key as still to come and moved the piece on by it once
+        more, and dropped it a column off its prediction.  Waiting is for an idle relay only: keys
+        still coming would move the piece astray meanwhile."""
+        last_down_t = last_key_since_drop(self.recent_keys)
+        if not self.relay_idle or last_down_t is None:
+            return False
+        settings, learned = self.settings, self.timing.view_latency_s
+        latency = max(settings.key_latency_s + settings.view_latency_s, learned if learned is not None else 0.0)
+        waiting = t_capture < last_down_t + latency + self.timing.frame_s
+        self.waiting_for_keys = self.waiting_for_keys or waiting
+        return waiting
 
     def _moved_since_seen(self, board: Board, seen: FallingPiece, t_state: float) -> FallingPiece:
         """Where the keys pressed since the last drop that the frame showing ``seen`` at ``t_state``
@@ -623,7 +652,7 @@ class AiService(PlanAhead, SecondThought):
         if key_t is not None:
             body["key_t"] = list(key_t)
         self.service.publisher.publish("plan.keys", body, lifespan_s=deadline_t - now)
-        self.last_plan_id = active.part_id
+        self.last_plan_id, self.relay_idle = active.part_id, False
         active.deadline_t = deadline_t
         active.finished = final
         if final and keys:  # no keys: no drop on its way to plan the next piece from
@@ -721,6 +750,7 @@ class AiService(PlanAhead, SecondThought):
 
     def _drop_piece(self) -> None:
         self.active = self.deferred = self.skipped = self.pending = None
+        self.waiting_for_keys = False
         self._discard_ahead("play stopped")
         self.following = True
 
@@ -749,7 +779,7 @@ class AiService(PlanAhead, SecondThought):
             "confirmations": c.confirmations, "deferred": c.deferred,
             "lost_keys": c.lost_keys, "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "timed_drops": c.timed_drops, "gravity_landings": c.gravity_landings, "stale_stops": c.stale_stops,
-            "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
+            "key_waits": c.key_waits, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
             "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,

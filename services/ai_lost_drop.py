@@ -97,6 +97,15 @@ def keys_unseen_since_drop(recent_keys: Iterable[tuple[str, float]], t_state: fl
     return unseen
 
 
+def last_key_since_drop(recent_keys: Iterable[tuple[str, float]]) -> float | None:
+    """When the last of ``recent_keys`` ((key, down time), in the order pressed) after the last drop
+    went down; None if no key followed the last drop."""
+    last = None
+    for key, down_t in recent_keys:
+        last = None if key == DROP else down_t
+    return last
+
+
 def pose_since_drop(board: Board, seen: FallingPiece, at_drop: FallingPiece, keys: Sequence[str]) -> FallingPiece | None:
     """Where the piece is once ``keys`` (every key pressed since its lost drop, in order) acted,
     from ``at_drop`` (its pose when the drop went down), if the frame's pose ``seen`` is one of the

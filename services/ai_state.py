@@ -97,6 +97,7 @@ class Counters:
     second_thoughts: int = 0  # confirmed on target, then sent to where the piece after it is better served
     confirmations: int = 0
     deferred: int = 0
+    key_waits: int = 0  # new pieces planned from a later frame, one sure to show the keys pressed on them
     blind_drops: int = 0
     drop_retries: int = 0
     deadline_misses: int = 0
