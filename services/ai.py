@@ -65,7 +65,8 @@ if its landing is still to come; keys of its part still under way that the new s
 outlasts, are stopped and the piece is steered on from where they put it).  Plans are made only
 while playing (``ctl.play``; ``ctl.pause`` and ``ctl.stop`` stop it; the supervisor repeats the
 mode every second, so a restarted ai learns it) and not halted (``wd.halt`` / ``wd.state`` halted,
-until ``wd.resume``).  While the ai places no pieces itself, its model follows the observed boards.
+until ``wd.resume``; a halt forgets the piece in play unless only its landing is to come:
+``_halt_play``).  While the ai places no pieces itself, its model follows the observed boards.
 ``ai.state`` is published on every change and once a second.
 
 Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
@@ -203,9 +204,25 @@ class AiService(PlanAhead, SecondThought):
         elif topic == "wd.halt" or (topic == "wd.state" and body.get("halted") is True):
             if not self.halted:
                 self.halted = True
-                self._drop_piece()
+                self._halt_play()
         elif topic == "wd.resume" or (topic == "wd.state" and body.get("halted") is False):
             self.halted = False
+
+    def _halt_play(self) -> None:
+        """Play halted, the relay stops: forget the piece in play, unless nothing is left to steer
+        of it, only its landing to come (its drop went down or may be going down, or it is left to
+        gravity on target): then frames of it, which may lag the game by more than a halt, must not
+        be taken for a new piece.  Forgotten, a piece whose drop went down as a 134 ms stall of the
+        machine halted play was planned again from such frames after the resume, and its second
+        drop went to the next piece.  A part the halt stopped before its drop forgets it after all
+        (``on_relay_done``): the piece falls unsteered, to be planned again from sight."""
+        active = self.active
+        keep = active is not None and active.finished and (
+            active.dropped_at is not None or active.left_to_gravity or (self.last_plan_id == active.part_id and not self.relay_idle)
+        )
+        self._drop_piece()
+        if keep:
+            self.active, self.following = active, False
 
     def on_resync(self, body: dict[str, Any]) -> None:
         """wd.resync: believe the observed board, plus the piece in play if it has not landed yet,
@@ -316,6 +333,9 @@ class AiService(PlanAhead, SecondThought):
             self.relay_idle = True
         active = self._piece_of(body["plan_id"])
         if active is None:
+            return
+        if not body["ok"] and self.halted and active is self.active and active.dropped_at is None:
+            self._drop_piece()  # kept over the halt (``_halt_play``), its drop stopped before it went down
             return
         if not body["ok"] and active is self.ahead:
             self._discard_ahead(f"relay: {body.get('reason')}")

@@ -96,6 +96,14 @@ class World:
         self.halt_after_next_move_s: float | None = None
         self.resume_at = float("inf")
         self.halted_after: list[str] = []  # the keys pressed just before such a halt
+        #: The next drop goes down as the whole machine stalls this long: see ``drop_in_a_stall``.
+        self.stall_at_next_drop_s: float | None = None
+        self.stall_ends = float("inf")
+        self.late_landing_at = float("inf")
+        self.stale: tuple[dict, list[str]] | None = None  # the frame's falling piece and board the camera is stuck on
+        self.late_landing: str | None = None  # the piece whose landing the camera reports late
+        self.plans_at_resume = 0
+        self.planned_in_the_lag: list[dict] = []  # plans that came between the resume and the late landing
         self.planned = False  # a plan came since the piece in play spawned
 
     # ---- the ai's side ---------------------------------------------------------------------
@@ -191,20 +199,26 @@ class World:
 
     # ---- the machine's side ----------------------------------------------------------------
 
-    def frame(self, now: float) -> None:
+    def falling(self) -> dict | None:
+        """The falling piece as the camera reports it."""
         piece = self.game.piece
-        falling = None
-        if piece is not None:
-            falling = {"piece": piece.kind, "orientation": piece.orientation, "x": piece.x, "y": piece.y,
-                       "cells": [[y, x] for x, y in piece.cells()]}
+        if piece is None:
+            return None
+        return {"piece": piece.kind, "orientation": piece.orientation, "x": piece.x, "y": piece.y, "cells": [[y, x] for x, y in piece.cells()]}
+
+    def frame(self, now: float) -> None:
+        if self.stall_ends < float("inf"):
+            self.next_frame = now + self.frame_s
+            return  # the camera is stalled
+        falling, board = self.stale if self.stale is not None else (self.falling(), self.game.board.to_rows())
         self.seq += 1
         status = "ok"
-        if self.seq % 4 == 0 and self.spawned is not None:  # as the camera's tracker does when unsure:
+        if self.seq % 4 == 0 and self.spawned is not None and self.stale is None:  # as the camera's tracker does when unsure:
             status, falling = "unsure", self.spawned  # the piece where it was last sure of it
-        elif piece is not None and falling is not None and piece.y == self.rules.spawn_y:
+        elif falling is not None and falling["y"] == self.rules.spawn_y:
             self.spawned = falling
         body = {
-            "frame_seq": self.seq, "t_capture": now, "status": status, "reason": "", "board": self.game.board.to_rows(),
+            "frame_seq": self.seq, "t_capture": now, "status": status, "reason": "", "board": board,
             "falling": falling, "next_piece": self.game.next_piece, "level": self.game.level, "calibration": "ok",
         }
         if self.preview_after_plan and not self.planned:
@@ -255,6 +269,9 @@ class World:
         _, plan_id, key, lost = self.keys.pop(0)
         self.pressed_keys.append((plan_id, key))
         before = self.game.piece
+        if key == DROP and not lost and self.stall_at_next_drop_s is not None and before is not None:
+            self.drop_in_a_stall(plan_id, now, self.stall_at_next_drop_s)
+            return
         if lost:
             self.lost.append(plan_id)
             self.stray_key_due = self.stray_key_after_lost_drop and key == DROP
@@ -278,6 +295,37 @@ class World:
         self.relay.publish("relay.done", {"plan_id": plan_id, "ok": False, "reason": "halted: watchdog", "pressed": 1, "t_done": now})
         self.resume_at = now + for_s
 
+    def drop_in_a_stall(self, plan_id: str, now: float, stall_s: float) -> None:
+        """The relay presses a drop as the whole machine stalls: the watchdog halts play (the camera's
+        frames are late) before the ai hears of the key; after ``stall_s`` play resumes, and the
+        camera, behind, still shows the piece falling where it was, on the board before it landed,
+        for two frames, then reports its landing."""
+        self.stall_at_next_drop_s = None
+        self.stale = (self.falling(), self.game.board.to_rows())
+        self.control.publish("wd.halt", {"reason": "no new camera frame for 134 ms (test)"})
+        events = self.game.press(DROP)
+        self.late_landing = next(event.piece for event in events if event.kind == "landed")
+        self.next_fall = now + self.step
+        self.relay.publish("relay.key", {"plan_id": plan_id, "key": DROP, "down_t": now, "up_t": now + HOLD_MS / 1000})
+        self.relay.publish("relay.done", {"plan_id": plan_id, "ok": True, "reason": "", "pressed": 1, "t_done": now})
+        self.stall_ends = now + stall_s
+
+    def end_stall(self, now: float) -> None:
+        """Play resumes on the board the late camera shows; its landing report follows two frames later."""
+        assert self.stale is not None
+        self.stall_ends = float("inf")
+        self.frame(now)
+        self.control.publish("wd.resync", {"reason": "resuming after a halt (test)", "board": self.stale[1]})
+        self.control.publish("wd.resume", {})
+        self.plans_at_resume = len(self.plans)
+        self.late_landing_at = now + 2 * self.frame_s
+
+    def report_late_landing(self, now: float) -> None:
+        assert self.late_landing is not None
+        self.late_landing_at, self.stale = float("inf"), None
+        self.planned_in_the_lag = self.plans[self.plans_at_resume:]
+        self.landed(self.late_landing, now)
+
     def resume(self) -> None:
         """The watchdog resumes play, handing the ai the board the camera sees."""
         self.resume_at = float("inf")
@@ -296,7 +344,9 @@ class World:
             if now >= end:
                 return
             assert now < deadline, f"only {len(self.landings)} of {target} pieces landed in time"
-            due = min(self.next_fall, self.next_frame, self.resume_at, self.keys[0][0] if self.keys else float("inf"))
+            due = min(
+                self.next_fall, self.next_frame, self.resume_at, self.stall_ends, self.late_landing_at, self.keys[0][0] if self.keys else float("inf"),
+            )
             message = self.inbox.receive(max(0.0, min(due - now, 0.005)))
             if message is not None:
                 self.take(message)
@@ -304,6 +354,10 @@ class World:
             now = time.monotonic()
             if self.resume_at <= now:
                 self.resume()
+            elif self.stall_ends <= now:
+                self.end_stall(now)
+            elif self.late_landing_at <= now:
+                self.report_late_landing(now)
             elif self.keys and self.keys[0][0] <= now:
                 self.press(now)
             elif self.next_fall <= now:
@@ -453,6 +507,18 @@ def test_after_a_halt_a_piece_is_planned_from_a_frame_that_shows_the_keys_presse
     assert world.wait_stat("key_waits", 1) == 1, "the piece was planned from a frame that may not show the key"
     world.assert_landed_as_predicted(2)
     assert world.ai_stats["corrections"] == 0, "planned from where the frames did not show the piece"
+
+
+def test_a_piece_whose_drop_went_down_as_play_halted_is_not_planned_again_from_late_frames(world: World) -> None:
+    # A stall of the whole machine: the relay presses a drop, the watchdog halts play before the ai
+    # hears of the key, and after the resume the late camera still shows the piece falling where it
+    # was.  Planned again from those frames (a level-10 rig run), its second drop went to the next piece.
+    world.start_playing()
+    world.stall_at_next_drop_s = 0.13
+    world.run(pieces=3, timeout=25.0)
+    assert world.late_landing is not None, "no drop in a stall: the test did not exercise it"
+    assert world.planned_in_the_lag == [], "the piece that had landed was planned again from the late frames"
+    world.assert_landed_as_predicted(3)
 
 
 def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_on_to_the_better_place(world: World) -> None:
