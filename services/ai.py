@@ -152,6 +152,8 @@ class AiService(PlanAhead, SecondThought):
         self.relay_idle = True
         #: A new piece waits for a frame that shows every key pressed on it (``_keys_may_not_show``).
         self.waiting_for_keys = False
+        #: The piece in play was kept over a halt (``_halt_play``) and no resync has come since.
+        self.kept_over_halt = False
         self._root_prefix = f"{os.getpid()}-"
         self._roots = 0
         self._state_sent: dict[str, Any] | None = None
@@ -222,7 +224,7 @@ class AiService(PlanAhead, SecondThought):
         )
         self._drop_piece()
         if keep:
-            self.active, self.following = active, False
+            self.active, self.following, self.kept_over_halt = active, False, True
 
     def on_resync(self, body: dict[str, Any]) -> None:
         """wd.resync: believe the observed board, plus the piece in play if it has not landed yet,
@@ -230,11 +232,16 @@ class AiService(PlanAhead, SecondThought):
         went down before the mismatch was seen, and the boards predicted for it and the piece after
         it, both on the old stack, made a run of mismatches that halted play); its keys still under
         way are stopped if they no longer take it there in time (``_stop_stale_keys``).  The next
-        piece's plan made ahead on the old stack is made again."""
+        piece's plan made ahead on the old stack is made again.  A piece kept over a halt whose stack
+        the board no longer shows landed while play was halted (the camera, its filter reset by a
+        long outage, may report no landing for it): it is forgotten."""
         board = self.model.adopt(body["board"])
         self._discard_ahead("resync")
-        active = self.active
+        active, kept, self.kept_over_halt = self.active, self.kept_over_halt, False
         if active is None:
+            return
+        if kept and board != active.board_before:
+            self._drop_piece()
             return
         active.board_before = board.copy()
         landing = self.planner.landing(board, active.placement)
@@ -770,7 +777,7 @@ class AiService(PlanAhead, SecondThought):
 
     def _drop_piece(self) -> None:
         self.active = self.deferred = self.skipped = self.pending = None
-        self.waiting_for_keys = False
+        self.waiting_for_keys = self.kept_over_halt = False
         self._discard_ahead("play stopped")
         self.following = True
 

@@ -98,6 +98,7 @@ class World:
         self.halted_after: list[str] = []  # the keys pressed just before such a halt
         #: The next drop goes down as the whole machine stalls this long: see ``drop_in_a_stall``.
         self.stall_at_next_drop_s: float | None = None
+        self.stall_landing_reported = True  # False: after the stall the camera shows the landed piece, with no landing report
         self.stall_ends = float("inf")
         self.late_landing_at = float("inf")
         self.stale: tuple[dict, list[str]] | None = None  # the frame's falling piece and board the camera is stuck on
@@ -311,14 +312,20 @@ class World:
         self.stall_ends = now + stall_s
 
     def end_stall(self, now: float) -> None:
-        """Play resumes on the board the late camera shows; its landing report follows two frames later."""
+        """Play resumes on the board the late camera shows; its landing report follows two frames
+        later (unless ``stall_landing_reported`` is False: then the camera shows the landed piece at
+        once, and reports no landing, as after a long outage that reset its filter)."""
         assert self.stale is not None
         self.stall_ends = float("inf")
+        if not self.stall_landing_reported:
+            self.stale = None
         self.frame(now)
-        self.control.publish("wd.resync", {"reason": "resuming after a halt (test)", "board": self.stale[1]})
+        board = self.stale[1] if self.stale is not None else self.game.board.to_rows()
+        self.control.publish("wd.resync", {"reason": "resuming after a halt (test)", "board": board})
         self.control.publish("wd.resume", {})
         self.plans_at_resume = len(self.plans)
-        self.late_landing_at = now + 2 * self.frame_s
+        if self.stall_landing_reported:
+            self.late_landing_at = now + 2 * self.frame_s
 
     def report_late_landing(self, now: float) -> None:
         assert self.late_landing is not None
@@ -519,6 +526,16 @@ def test_a_piece_whose_drop_went_down_as_play_halted_is_not_planned_again_from_l
     assert world.late_landing is not None, "no drop in a stall: the test did not exercise it"
     assert world.planned_in_the_lag == [], "the piece that had landed was planned again from the late frames"
     world.assert_landed_as_predicted(3)
+
+
+def test_a_piece_kept_over_a_halt_that_landed_unreported_is_forgotten_at_the_resync(world: World) -> None:
+    # As above, but the stall outlasts the landing and the camera reports none: the resync's board
+    # shows the piece landed, and the ai must not add it once more to the board it plans on.
+    world.start_playing()
+    world.stall_at_next_drop_s, world.stall_landing_reported = 0.13, False
+    world.run(pieces=2, timeout=25.0)  # two after the one that landed unreported
+    assert world.late_landing is not None, "no drop in a stall: the test did not exercise it"
+    world.assert_landed_as_predicted(2)
 
 
 def test_a_piece_planned_before_the_preview_showed_the_one_after_it_is_steered_on_to_the_better_place(world: World) -> None:
