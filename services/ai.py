@@ -29,7 +29,8 @@ tracker can report a piece it lost where it last saw it, even in ok frames).  A 
 whose pose only a lost key of the part explains (services/ai_lost_key.py; LOST_KEY_FRAMES agreeing)
 has the correction sent from where the keys leave the piece as soon as the relay is done
 (``lost_keys`` in the stats).  On target (orientation and column): part ``<root>.1`` = [drop] (or no
-part: a piece planned ahead, late in its fall, is left to gravity: services/ai_ahead.py), unless the
+part: a piece planned ahead, late in its fall, is left to gravity: services/ai_ahead.py; so is one
+confirmed too late for its drop, which gravity lands there all the same: ``_lands_on_target``), unless the
 piece was planned without the piece after it (every plan made ahead is) and the preview, showing
 that piece since, has the player put it elsewhere: then, while its keys from the confirmed pose
 still finish in time, closed loop again with room for another round, it is steered on there first (a
@@ -573,6 +574,8 @@ class AiService(PlanAhead, SecondThought):
         again = not on_target and active.corrections < MAX_CORRECTIONS
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=again)
         if plan is None:
+            if on_target and self._lands_on_target(active, seen):
+                return
             if not self._retarget(active, seen, t_state):
                 # Not even its drop is in time: it lands where gravity takes it from ``seen``, and
                 # predicted so, the watchdog finds no mismatch and the next piece is planned on
@@ -589,6 +592,19 @@ class AiService(PlanAhead, SecondThought):
             self.counters.corrections += 1
             active.start = (seen.y, t_state)
         self._send_next(active, plan, t_state)
+
+    def _lands_on_target(self, active: PieceInPlay, seen: FallingPiece) -> bool:
+        """Confirmed on target too late for its drop: gravity lands it where the drop would have, so
+        no deadline was missed (both deadline misses of a level-10 run without faults were such
+        pieces: I pieces steered upright to the wall); the next piece's plan made ahead goes as
+        after a drop.  False if it would land elsewhere."""
+        placement, _, _ = self.planner.fall_in_place(active.board_before, seen)
+        if placement != active.placement:
+            return False
+        log.info("plan %s: on target at %s too late for its drop, left to land by gravity", active.part_id, (seen.orientation, seen.x, seen.y))
+        landing_t = self._gravity_landing_t(active)
+        self._land_by_gravity(active, landing_t if landing_t is not None else time.monotonic())
+        return True
 
     def _retarget(self, active: PieceInPlay, seen: FallingPiece, t_state: float) -> bool:
         """Off target (a lost key) with no time left to reach the target: plan the piece again from
@@ -743,6 +759,8 @@ class AiService(PlanAhead, SecondThought):
         seen = self._pose_now(active, seen, t_state, since)
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=bool(since))
         if plan is None:
+            if on_target and self._lands_on_target(active, seen):
+                return
             if not self._retarget(active, seen, t_state):
                 self._let_it_fall(active, seen)
             return

@@ -289,13 +289,18 @@ class PlanAhead:
         rows_by_clock = self.settings.rules.spawn_y - int((t_state - active.spawn_t) // step)
         if seen.y > rows_by_clock + 1:  # a frame may lag the clock by a row, not more
             return False
+        log.debug("plan %s: on target at %s, left to land by gravity at %.4f", active.part_id, (seen.orientation, seen.x, seen.y), landing_t)
+        self._land_by_gravity(active, landing_t)
+        return True
+
+    def _land_by_gravity(self, active: PieceInPlay, landing_t: float) -> None:
+        """``active``, on target, lands by gravity at ``landing_t`` (the relay's clock), its drop not
+        pressed: the next piece's plan made ahead starts after the spawn that landing leads to."""
         active.finished, active.left_to_gravity = True, True
         active.dropped_at, active.next_at_drop = landing_t, active.next_piece
         self.counters.gravity_landings += 1
-        log.debug("plan %s: on target at %s, left to land by gravity at %.4f", active.part_id, (seen.orientation, seen.x, seen.y), landing_t)
         self._prepare_ahead(active)
         self._send_ahead(active)  # if its choice was made before
-        return True
 
     def _gravity_landing_t(self, active: PieceInPlay) -> float | None:
         """The gravity tick (the relay's clock) ``active`` lands on at its target, reckoned from its
