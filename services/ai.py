@@ -759,8 +759,6 @@ class AiService(PlanAhead, SecondThought):
         seen = self._pose_now(active, seen, t_state, since)
         plan = self.planner.keys_to(active.board_before, seen, active.plan.target, active.level, t_state, confirm_again=bool(since))
         if plan is None:
-            if on_target and self._lands_on_target(active, seen):
-                return
             if not self._retarget(active, seen, t_state):
                 self._let_it_fall(active, seen)
             return
