@@ -651,3 +651,22 @@ def test_a_piece_confirmed_on_target_too_late_for_its_drop_is_left_to_gravity_no
     world.assert_landed_as_predicted(3)
     assert world.wait_stat("deadline_misses", 1, timeout=1.5) == 0, "a piece that landed on target was counted a deadline miss"
     assert world.ai_stats["gravity_landings"] >= 1, "no piece was confirmed too late: the test did not exercise it"
+
+
+def test_a_lost_drop_found_too_late_to_press_again_leaves_the_piece_predicted_where_it_falls(world: World) -> None:
+    # As above, with each piece's first frame 0.2 s late over a tall stack at level 10: the drop is
+    # lost and found when the piece can no longer be dropped again before gravity lands it.  It is
+    # predicted where it falls, and play goes on (the ai once crashed here).
+    world.set_level(10)
+    world.frame_s = 1 / 60
+    world.spawn_seen_late_s = 0.2
+    world.game.board = Board.from_rows(["#########."] * 6, 10, 20)
+    world.game.source = FixedPieces("O")
+    world.start_playing()
+    world.lose_next_drop = True
+    world.run(pieces=3, timeout=25.0)
+    assert world.lost, "no drop was lost: the test did not exercise it"
+    assert world.process.poll() is None, "the ai died"
+    log = world.ai_log()
+    assert "its drop was lost and gravity lands it first" in log, log
+    world.assert_landed_as_predicted(3)
