@@ -311,6 +311,14 @@ class World:
         self.relay.publish("relay.done", {"plan_id": plan_id, "ok": False, "reason": "halted: watchdog", "pressed": 1, "t_done": now})
         self.resume_at = now + for_s
 
+    def late_camera_over_a_stack(self, rows: int) -> None:
+        """Level 10, O pieces over a flat stack ``rows`` high, and each piece's first frame 0.2 s late."""
+        self.set_level(10)
+        self.frame_s = 1 / 60
+        self.spawn_seen_late_s = 0.2
+        self.game.board = Board.from_rows(["#########."] * rows, 10, 20)
+        self.game.source = FixedPieces("O")
+
     def drop_in_a_stall(self, plan_id: str, now: float, stall_s: float) -> None:
         """The relay presses a drop as the whole machine stalls: the watchdog halts play (the camera's
         frames are late) before the ai hears of the key; after ``stall_s`` play resumes, and the
@@ -641,11 +649,7 @@ def test_a_piece_confirmed_on_target_too_late_for_its_drop_is_left_to_gravity_no
     # row: the ai reckons it higher than it is, and the frame that confirms it on target comes too
     # late for its drop.  Gravity lands it where the drop would have, and predicted so: that is no
     # deadline miss (a level-10 run counted two such I pieces as misses).
-    world.set_level(10)
-    world.frame_s = 1 / 60
-    world.spawn_seen_late_s = 0.2
-    world.game.board = Board.from_rows(["#########."] * 8, 10, 20)
-    world.game.source = FixedPieces("O")
+    world.late_camera_over_a_stack(8)
     world.start_playing()
     world.run(pieces=3, timeout=25.0)
     world.assert_landed_as_predicted(3)
@@ -657,11 +661,7 @@ def test_a_lost_drop_found_too_late_to_press_again_leaves_the_piece_predicted_wh
     # As above, with each piece's first frame 0.2 s late over a tall stack at level 10: the drop is
     # lost and found when the piece can no longer be dropped again before gravity lands it.  It is
     # predicted where it falls, and play goes on (the ai once crashed here).
-    world.set_level(10)
-    world.frame_s = 1 / 60
-    world.spawn_seen_late_s = 0.2
-    world.game.board = Board.from_rows(["#########."] * 6, 10, 20)
-    world.game.source = FixedPieces("O")
+    world.late_camera_over_a_stack(6)
     world.start_playing()
     world.lose_next_drop = True
     world.run(pieces=3, timeout=25.0)
