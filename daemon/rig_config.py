@@ -38,6 +38,11 @@ RULES_KEYS = ("name", "width", "height", "clear_top_row")
 ENDPOINT_SCHEMES = ("ipc", "tcp")
 #: Longest agreement filter worth configuring: at 30 fps, 10 frames is a third of a second of lag.
 MAX_FILTER_K = 10
+#: The key that starts the next game (play.new_game_after_s presses it after a game over).
+NEW_GAME_KEY = "new_game"
+#: play.new_game_after_s: long enough for the target to take a key after its game-over screen
+#: appears, at most an hour.
+MIN_NEW_GAME_AFTER_S, MAX_NEW_GAME_AFTER_S = 0.5, 3600.0
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,10 @@ class PlayConfig:
     closed_loop: bool = True
     level_from_screen: bool = True
     plan_ahead: bool = True
+    #: After a game over, press new_game once the final board has shown this long (None, the
+    #: default when no key is wired to new_game: stay at the game-over screen until someone
+    #: starts a game; services/ai_new_game.py).
+    new_game_after_s: float | None = 5.0
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,7 @@ def load_rig_config(path: Path) -> RigConfig:
     check = _Checker(path)
     top = check.section(load_yaml(path), "", REQUIRED_TOP_KEYS, OPTIONAL_TOP_KEYS)
     rules = check.section(top["rules"], "rules", RULES_KEYS)
+    keys = load_key_output_config(top["keys"], path, section="keys")
     return RigConfig(
         game=check.choice(top["game"], "game", GAMES),
         rules=Rules(
@@ -149,10 +159,10 @@ def load_rig_config(path: Path) -> RigConfig:
         preview=check.boolean(top["preview"], "preview"),
         player=_player(top["player"], path),
         camera=_camera(check, top["camera"]),
-        keys=load_key_output_config(top["keys"], path, section="keys"),
+        keys=keys,
         bus=_bus(check, top.get("bus", {})),
         watchdog=_watchdog(check, top.get("watchdog", {})),
-        play=_play(check, top.get("play", {})),
+        play=_play(check, top.get("play", {}), NEW_GAME_KEY in keys.outputs),
         path=path,
     )
 
@@ -257,15 +267,22 @@ def _watchdog(check: _Checker, data: Any) -> WatchdogConfig:
     )
 
 
-def _play(check: _Checker, data: Any) -> PlayConfig:
+def _play(check: _Checker, data: Any, new_game_wired: bool) -> PlayConfig:
+    """The play section; new_game_after_s defaults to null when no key is wired to new_game."""
     defaults = PlayConfig()
-    section = check.section(data, "play", (), ("closed_loop", "level_from_screen", "plan_ahead"))
+    section = check.section(data, "play", (), ("closed_loop", "level_from_screen", "plan_ahead", "new_game_after_s"))
+    new_game_after_s = section.get("new_game_after_s", defaults.new_game_after_s if new_game_wired else None)
+    if new_game_after_s is not None:
+        new_game_after_s = check.seconds(new_game_after_s, "play.new_game_after_s", MIN_NEW_GAME_AFTER_S, MAX_NEW_GAME_AFTER_S)
+        if not new_game_wired:
+            raise ConfigError(check.path, "play.new_game_after_s", f"needs a {NEW_GAME_KEY!r} key in keys.outputs (or null)")
     return PlayConfig(
         closed_loop=check.boolean(section.get("closed_loop", defaults.closed_loop), "play.closed_loop"),
         level_from_screen=check.boolean(
             section.get("level_from_screen", defaults.level_from_screen), "play.level_from_screen"
         ),
         plan_ahead=check.boolean(section.get("plan_ahead", defaults.plan_ahead), "play.plan_ahead"),
+        new_game_after_s=new_game_after_s,
     )
 
 

@@ -46,6 +46,7 @@ class AiSettings:
     view_latency_s: float = VIEW_LATENCY_S
     key_latency_s: float = KEY_LATENCY_S
     confirm_delay_s: float = CONFIRM_DELAY_S
+    new_game_after_s: float | None = None  # play.new_game_after_s (None: never press new_game)
 
     @classmethod
     def from_config(cls, config: RigConfig) -> AiSettings:
@@ -60,6 +61,7 @@ class AiSettings:
             closed_loop=config.play.closed_loop,
             level_from_screen=config.play.level_from_screen,
             plan_ahead=config.play.plan_ahead,
+            new_game_after_s=config.play.new_game_after_s,
         )
 
     @classmethod

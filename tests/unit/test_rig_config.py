@@ -79,8 +79,17 @@ def test_the_unfilled_sim_config_names_its_placeholder() -> None:
 
 def test_optional_sections_take_their_defaults(tmp_path: Path) -> None:
     config = load_rig_config(write(tmp_path, MINIMAL))
-    assert config.bus == BusConfig() and config.watchdog == WatchdogConfig() and config.play == PlayConfig()
+    assert config.bus == BusConfig() and config.watchdog == WatchdogConfig()
+    assert config.play == PlayConfig(new_game_after_s=None)  # MINIMAL wires no new_game key
     assert config.camera.k == 2
+
+
+def test_the_next_game_is_started_by_default_only_where_a_key_is_wired_to_new_game(tmp_path: Path) -> None:
+    assert load_rig_config(write(tmp_path, MINIMAL)).play.new_game_after_s is None
+    wired = with_value("keys.outputs.new_game", 4)
+    assert load_rig_config(write(tmp_path, wired)).play.new_game_after_s == PlayConfig().new_game_after_s == 5.0
+    wired["play"] = {"new_game_after_s": None}
+    assert load_rig_config(write(tmp_path, wired)).play.new_game_after_s is None
 
 
 def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
@@ -120,6 +129,8 @@ def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
         ("play.closed_loop", "on", "true or false"),
         ("play.plan_ahead", 1, "true or false"),
         ("play.openloop", True, "unknown key"),
+        ("play.new_game_after_s", 0.1, "seconds from 0.5 to 3600"),
+        ("play.new_game_after_s", 5, "needs a 'new_game' key in keys.outputs"),
         ("initial_level", 11, "from 1 to 10"),
         ("rules.widht", 10, "unknown key"),
         ("player", "nosuch", "no player named 'nosuch'"),
