@@ -68,7 +68,8 @@ while playing (``ctl.play``; ``ctl.pause`` and ``ctl.stop`` stop it; the supervi
 mode every second, so a restarted ai learns it) and not halted (``wd.halt`` / ``wd.state`` halted,
 until ``wd.resume``; a halt forgets the piece in play unless only its landing is to come:
 ``_halt_play``).  While the ai places no pieces itself, its model follows the observed boards.
-``ai.state`` is published on every change and once a second.
+``ai.state`` is published on every change and once a second.  After a game over, the next game is
+started with a ``new_game`` key (``play.new_game_after_s``: services/ai_new_game.py).
 
 Tested in tests/integration/test_ai_service.py: this process on a real proxy, fed by a test
 publisher; its keys, played in games/tetris/engine.py, land where its prediction says (planned from
@@ -97,6 +98,7 @@ from gamerig.daemon.bus import Message
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
 from gamerig.games.tetris.placements import Placement
+from gamerig.daemon.rig_config import NEW_GAME_KEY
 from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
@@ -104,6 +106,7 @@ from .ai_blind_drop import ConfirmWait, blind_drop_due
 from .ai_lost_drop import DroppedPiece, keys_unseen_since_drop, last_key_since_drop, pose_after, still_falling
 from .ai_lost_key import end_if_one_key_lost, pose_since_lost_drop
 from .ai_model import GameModel, rows_of
+from .ai_new_game import PRESS_DEADLINE_S, NextGame
 from .ai_planner import KeyPlan, Planner
 from .ai_second_thought import SecondThought
 from .ai_settings import AiSettings
@@ -155,6 +158,7 @@ class AiService(PlanAhead, SecondThought):
         self.waiting_for_keys = False
         #: The piece in play was kept over a halt (``_halt_play``) and no resync has come since.
         self.kept_over_halt = False
+        self.next_game = NextGame(settings.new_game_after_s)
         self._root_prefix = f"{os.getpid()}-"
         self._roots = 0
         self._state_sent: dict[str, Any] | None = None
@@ -270,6 +274,7 @@ class AiService(PlanAhead, SecondThought):
             self.model.new_game()
             self.following = True
             self._drop_piece()
+            self.next_game.game_over(time.monotonic())
             return
         if kind == "landed":
             if self.active is not None and not self.active.finished:
@@ -282,6 +287,7 @@ class AiService(PlanAhead, SecondThought):
             return
         if kind != "spawn":
             return
+        self.next_game.game_on()
         if self.following and isinstance(body.get("board"), list):
             self.model.adopt(body["board"])
         piece, seq = piece_name(body["piece"]), int(body["frame_seq"])
@@ -361,6 +367,8 @@ class AiService(PlanAhead, SecondThought):
     def on_relay_key(self, body: dict[str, Any]) -> None:
         """A key went down: the timing learns from it; for the part in play the confirming frame
         must be later than its effect, and its drop lets the next piece's plan go."""
+        if body["key"] == NEW_GAME_KEY:
+            return  # it steers no piece
         down_t = float(body["down_t"])
         self.effects.pressed(body["key"], down_t)
         self.recent_keys.append((body["key"], down_t))
@@ -381,7 +389,7 @@ class AiService(PlanAhead, SecondThought):
 
     def tick(self, now: float) -> None:
         """Time-driven work: a spawn that waited long enough for its preview, an unconfirmed drop
-        that is due, a part past its deadline; ai.state."""
+        that is due, a part past its deadline, the next game's start; ai.state."""
         if self.pending is not None and now >= self.pending.until:
             pending, self.pending = self.pending, None
             self._spawned(pending.body)
@@ -395,6 +403,8 @@ class AiService(PlanAhead, SecondThought):
             self._steer_early(active)
         if active is not None and not active.finished and now > active.deadline_t:
             self._give_up(active, "its deadline passed before the relay finished it")
+        if self.playing and not self.halted and self.next_game.due(now):
+            self._press_new_game(now)
         self._publish_state(now)
 
     # ---- planning ----------------------------------------------------------------------------
@@ -799,6 +809,15 @@ class AiService(PlanAhead, SecondThought):
 
     # ---- outputs -----------------------------------------------------------------------------
 
+    def _press_new_game(self, now: float) -> None:
+        """The game is over and its last board has been shown long enough: start the next one."""
+        self.next_game.pressed(now)
+        plan_id = f"{self._root_prefix}new-game-{self.next_game.presses}"
+        body = {"plan_id": plan_id, "keys": [NEW_GAME_KEY], "deadline_t": now + PRESS_DEADLINE_S, "level": self.model.level}
+        self.service.publisher.publish("plan.keys", body, lifespan_s=PRESS_DEADLINE_S)
+        self.last_plan_id, self.relay_idle = plan_id, False
+        log.info("game over: %s pressed (%d so far)", NEW_GAME_KEY, self.next_game.presses)
+
     def _publish_prediction(self, root: str, predicted: Board) -> None:
         self.service.publisher.publish("predict.board", {"plan_id": root, "board": rows_of(predicted), "pieces": self.model.pieces})
 
@@ -823,7 +842,8 @@ class AiService(PlanAhead, SecondThought):
             "lost_keys": c.lost_keys, "blind_drops": c.blind_drops, "drop_retries": c.drop_retries,
             "timed_drops": c.timed_drops, "gravity_landings": c.gravity_landings, "stale_stops": c.stale_stops,
             "key_waits": c.key_waits, "ahead_sent": c.ahead_sent, "ahead_used": c.ahead_used, "ahead_discarded": c.ahead_discarded,
-            "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "playing": self.playing, "halted": self.halted,
+            "deadline_misses": c.deadline_misses, "bad_messages": c.bad_messages, "new_games": self.next_game.presses,
+            "playing": self.playing, "halted": self.halted,
             "plan_ms_p50": round(recent[len(recent) // 2], 2) if recent else None,
             "plan_ms_max": round(recent[-1], 2) if recent else None,
         }

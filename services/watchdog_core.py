@@ -157,7 +157,9 @@ class Watchdog:
         elif topic == "obs.event":
             self._event(body, now, out)
         elif topic == "plan.keys":
-            self.reality.on_plan(_field(body, "plan_id", (int, str)), _field(body, "piece", str))
+            plan_id, piece = _field(body, "plan_id", (int, str)), _field(body, "piece", str, optional=True)
+            if piece is not None:  # a plan that moves no piece (new_game) leaves nothing to check
+                self.reality.on_plan(plan_id, piece)
         elif topic == "predict.board":
             self.reality.on_prediction(_field(body, "plan_id", (int, str)), _board(body))
         elif topic in ("relay.state", "ai.state"):

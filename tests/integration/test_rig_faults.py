@@ -23,6 +23,8 @@ from the bus (a thread records wd.*, predict.board and relay.state):
 - garbage published to the proxy (bad frames, non-JSON, bad schema, missing fields, on watched
   topics): counted as malformed, no service restarts, play goes on;
 - through all of it, no contact stayed closed longer than keys.max_hold_ms;
+- a game over (junk rows up to the top): the ai presses new_game once the last board has
+  shown for play.new_game_after_s, and plays the new game;
 - malformed configs: gamerigd exits 2 at once with one line naming the file and the key; a
   garbage calibration file makes the restarted camera say so in its status, without a crash loop.
 
@@ -49,6 +51,7 @@ import zmq
 from support.rig_sim import MachineRig
 
 from gamerig.daemon.bus import Message, Subscriber
+from gamerig.daemon.rig_config import NEW_GAME_KEY, PlayConfig
 from gamerig.daemon.sim_rig import gamerigd_command
 from gamerig.hardware.sim.ground_truth import FrameTruth
 from gamerig.hardware.sim.keyboard import KeyEdge
@@ -298,6 +301,27 @@ def test_malformed_bus_messages_are_counted_and_harmless(rig: MachineRig, bus: R
     # the garbage's doing; a halt for anything else (a dead service, mismatches) would be
     halts = [m.body["reason"] for m in bus.since(sent_at, "wd.halt") if "no new camera frame" not in m.body["reason"]]
     assert not halts, f"garbage halted play: {halts}"
+
+
+def test_after_a_game_over_the_rig_starts_the_next_game_and_plays_it(rig: MachineRig) -> None:
+    """The pile lifted to the top ends the game; once its last board has shown for
+    play.new_game_after_s (the default: the simulator's config wires a new_game key), the ai
+    presses new_game, once, and plays the new game."""
+    playing_again(rig, time.monotonic() - 3.0, "the previous test")
+    malformed = rig.status()["watchdog"]["counters"]["malformed"]
+    truth = rig.machine.target.truth
+    game = truth.latest().game
+    rig.machine.target.add_junk_rows(len(truth.latest().board))  # every row: the next piece cannot come in
+    rig.wait_for(lambda: truth.latest().over, 10.0, "the game over")
+    over_at = next(frame.t for frame in truth.frames() if frame.game == game and frame.over)
+    rig.wait_for(lambda: truth.latest().game == game + 1, 30.0, "the next game")
+    presses = [key.t for key in truth.received() if key.key == NEW_GAME_KEY and key.t >= over_at]
+    print(f"\ngame over: new_game read {[round(t - over_at, 2) for t in presses]} s after it")
+    assert len(presses) == 1 and presses[0] - over_at >= PlayConfig().new_game_after_s, presses
+    playing_again(rig, presses[0], "the new game")
+    status = rig.status()
+    assert status["services"]["ai"]["stats"]["new_games"] == 1
+    assert status["watchdog"]["counters"]["malformed"] == malformed  # a plan.keys with no piece is no fault
 
 
 def test_malformed_configs_give_clear_errors_and_no_crash_loop(rig: MachineRig, tmp_path: Path) -> None:
