@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(CLEAR_SCREEN)
             while time.monotonic() < end and rig.alive():
                 truth = read_truth(rig.truth_path, rig.play_started_t or 0.0)
-                simulator = f"simulator (ground truth): pieces {truth.pieces}  lines {truth.lines}  level {truth.level_end}"
+                simulator = (f"simulator (ground truth): games {truth.games}  pieces {truth.pieces}  lines {truth.lines}"
+                             f"  level {truth.level_end}{'  game over' if truth.game_over else ''}")
                 if terminal:
                     draw([*format_view(*watcher.snapshot()), simulator, "Ctrl-C stops the rig."])
                     time.sleep(REDRAW_S)
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             watcher.close()
             rig.stop()
         truth = read_truth(rig.truth_path, rig.play_started_t or 0.0)
-        print(f"rig-demo: {truth.pieces} pieces, {truth.lines} lines, level {truth.level_end}"
+        print(f"rig-demo: {truth.games} game(s), {truth.pieces} pieces, {truth.lines} lines, level {truth.level_end}"
               f"{', game over' if truth.game_over else ''}; everything stopped")
     return 0
 

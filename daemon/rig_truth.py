@@ -31,7 +31,8 @@ class RunTruth:
     """The run as the simulator saw it."""
 
     pieces: int = 0  # pieces that appeared since the start of play (the one in play at the end included)
-    lines: int = 0  # lines cleared since the start of play
+    lines: int = 0  # lines cleared since the start of play, in every game
+    games: int = 0  # games played since the start of play (the one at the start included)
     sequence: list[str] = field(default_factory=list)  # the pieces in order, then the next piece shown at the end
     glass_to_key_s: list[float] = field(default_factory=list)
     first_keys: list[str] = field(default_factory=list)  # the key of each glass_to_key_s entry
@@ -53,7 +54,9 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
     filmed: list[float] = []
     previous_piece = None
     previous_game = None
-    lines_at_start: int | None = None
+    counted_game = None
+    lines_at_start: int | None = None  # of the game counted now
+    lines_before = 0  # in the games counted before it
     last_lines = 0
     last_next = None
     with open(path, encoding="utf-8") as lines:
@@ -77,8 +80,11 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
             if t < since_t:
                 continue
             if lines_at_start is None:
-                lines_at_start = record["lines"]
+                lines_at_start, counted_game, run.games = record["lines"], game, 1
                 run.level_start = record["level"]
+            elif game != counted_game:  # a new game, from 0 lines: the last one's are banked
+                lines_before += last_lines - lines_at_start
+                lines_at_start, counted_game, run.games = 0, game, run.games + 1
             if appeared and max_pieces is not None and len(spawns) == max_pieces:
                 last_lines, last_next = record["lines"], piece["kind"]
                 break
@@ -93,7 +99,7 @@ def read_truth(path: Path, since_t: float, max_pieces: int | None = None) -> Run
             last_lines, last_next = record["lines"], record["next_piece"]
             run.level_end, run.game_over = record["level"], record["over"]
     run.pieces = len(spawns)
-    run.lines = last_lines - (lines_at_start or 0)
+    run.lines = lines_before + last_lines - (lines_at_start or 0)
     if last_next is not None:
         run.sequence.append(last_next)
     first_keys = _first_keys(spawns, presses)

@@ -15,9 +15,9 @@ from gamerig.daemon.sim_rig import SimRigOptions
 EMPTY = ["." * 10] * 20
 
 
-def _frame(frame: int, t: float, piece: dict | None, lines: int = 0) -> dict:
+def _frame(frame: int, t: float, piece: dict | None, lines: int = 0, game: int = 1) -> dict:
     return {
-        "type": "frame", "frame": frame, "t": t, "game": 1, "board": EMPTY, "piece": piece, "next_piece": "I", "score": 0,
+        "type": "frame", "frame": frame, "t": t, "game": game, "board": EMPTY, "piece": piece, "next_piece": "I", "score": 0,
         "lines": lines, "level": 5, "paused": False, "over": False, "camera_frame": frame if frame % 2 == 0 else None,
     }
 
@@ -65,3 +65,18 @@ def test_the_report_counts_turn_first_pieces_and_gives_the_others_p99(truth_file
     assert report["glass_to_key_ms_p99"] == pytest.approx(305.0)
     assert report["turn_first_pieces"] == 1
     assert report["glass_to_key_ms_p99_move_first"] == pytest.approx(12.0)
+
+
+def test_lines_and_games_add_up_over_the_new_games_the_rig_started(tmp_path: Path) -> None:
+    """Each new game counts its lines from 0 again: the run's lines are every game's."""
+    records = [
+        _frame(0, 1.0, _piece("T", 20), lines=4),  # play starts 4 lines into game 1
+        _frame(1, 2.0, _piece("S", 20), lines=6),
+        _frame(2, 3.0, _piece("O", 20), lines=0, game=2),
+        _frame(3, 4.0, _piece("I", 20), lines=3, game=2),
+        _frame(4, 5.0, _piece("Z", 20), lines=1, game=3),
+    ]
+    path = tmp_path / "truth.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    truth = read_truth(path, since_t=0.5)
+    assert (truth.games, truth.lines, truth.pieces) == (3, 2 + 3 + 1, 5)
