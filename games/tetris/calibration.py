@@ -100,7 +100,12 @@ far off a fit whose top is tilted 3 px: seed 1's 38 and 126, 64, seed 0's 98 and
 11 others lost in the first 70 scenes of the seeds, textures near a row's direction taken for
 the screen's edge), with families of more than 6 parallel edges dropped as textures (7 of
 those lost), or with only the faint edges that span 80% of the frame added (of 16 of these
-scenes, one gained and two lost).
+scenes, one gained and two lost); those faint edges as the screen's outline alone (spanning 80%
+of the frame, in no family of more than 2 parallel ones, not crossing the well grown by a cell,
+not a strong edge again; within 4 degrees): 216 / 217 of 220, medians unchanged (seed 1's 126
+home, 3 scenes moved by more than 0.05 px), but the faint Hough pass cost 0.7-0.9 s more per
+call (its 15 times as many edge pixels at a quarter-degree step), and at a half or whole degree
+(190 or 90 ms) 126 was lost again: too fragile for what it gains.
 
 The failures left, by kind:
 
