@@ -95,10 +95,10 @@ from pathlib import Path
 from typing import Any
 
 from gamerig.daemon.bus import Message
+from gamerig.daemon.rig_config import NEW_GAME_KEY
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
 from gamerig.games.tetris.placements import Placement
-from gamerig.daemon.rig_config import NEW_GAME_KEY
 from gamerig.games.tetris.rules import iteration_delay
 
 from .ai_ahead import BUS_MARGIN_S, PlanAhead
