@@ -18,7 +18,7 @@ this crashes the loop.
 Requests: ``ctl.snapshot {request_id}`` -> ``cam.snapshot`` with the newest frame as a JPEG at most
 ``SNAPSHOT_WIDTH`` wide; ``ctl.calibrate {request_id, out, png}`` (optional ``corners``,
 ``frames``, ``every_s``: camera_calibrate.py) -> ``cam.calibrated {request_id, ok, message,
-corners}`` after the calibration ran on live frames (the fit on a thread of its own: frames and
+corners, preview}`` (preview: a preview box was found) after the calibration ran on live frames (the fit on a thread of its own: frames and
 heartbeats go on); a good one replaces the running one at once.
 ``cam.state`` every ``STATE_EVERY_S``; the heartbeat's stats carry the counters and the per-frame
 processing time p50/p99 (wall time from the frame's arrival to its obs.frame, in ms).
@@ -185,10 +185,13 @@ class Camera:
         if outcome.record is not None:
             self._use(outcome.record, outcome.reference)
             self._loaded_for = outcome.record.frame_size
-        self._calibrated(job.request.request_id, outcome.ok, outcome.message, outcome.corners)
+        preview = outcome.record is not None and outcome.record.preview is not None
+        self._calibrated(job.request.request_id, outcome.ok, outcome.message, outcome.corners, preview)
 
-    def _calibrated(self, request_id: Any, ok: bool, message: str, corners: list[list[float]] | None = None) -> None:
-        body = {"request_id": request_id, "ok": ok, "message": message, "corners": corners}
+    def _calibrated(
+        self, request_id: Any, ok: bool, message: str, corners: list[list[float]] | None = None, preview: bool = False
+    ) -> None:
+        body = {"request_id": request_id, "ok": ok, "message": message, "corners": corners, "preview": preview}
         self.service.publisher.publish("cam.calibrated", body)
 
     # ---- requests and state ------------------------------------------------------------------------

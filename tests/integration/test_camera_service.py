@@ -155,7 +155,7 @@ def test_camera_service_on_the_simulators_stream(bus: tuple[zmq.Context, Endpoin
             # a bad request is answered, not crashed on
             requests.publish("ctl.calibrate", {"request_id": "bad", "out": 5})
             refused = collector.wait_for(lambda m: m.topic == "cam.calibrated", 5.0)
-            assert refused.body == {"request_id": "bad", "ok": False, "corners": None,
+            assert refused.body == {"request_id": "bad", "ok": False, "corners": None, "preview": False,
                                     "message": "bad request: out must be a file path or null, got 5"}
 
             # calibrate on live frames from the corners the simulator knows
