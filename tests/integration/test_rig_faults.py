@@ -51,7 +51,7 @@ import zmq
 from support.rig_sim import MachineRig
 
 from gamerig.daemon.bus import Message, Subscriber
-from gamerig.daemon.rig_config import NEW_GAME_KEY, PlayConfig
+from gamerig.daemon.rig_config import NEW_GAME_KEY
 from gamerig.daemon.sim_rig import gamerigd_command
 from gamerig.hardware.sim.ground_truth import FrameTruth
 from gamerig.hardware.sim.keyboard import KeyEdge
@@ -65,6 +65,8 @@ RELEASE_AFTER_KILL_S = 1.0
 RESYNC_WITHIN_S = 5.0
 #: How long a recovery may take on the loaded machine (the ai compiles for seconds at start).
 RECOVERY_S = 40.0
+#: play.new_game_after_s of this module's rig (the default, 5 s, would only make the test longer).
+NEW_GAME_AFTER_S = 1.0
 
 
 class Recorder(threading.Thread):
@@ -108,7 +110,7 @@ class Recorder(threading.Thread):
 
 @pytest.fixture(scope="module")
 def rig() -> Iterator[MachineRig]:
-    with MachineRig(level=5, seed=11) as rig:
+    with MachineRig(level=5, seed=11, play={"new_game_after_s": NEW_GAME_AFTER_S}) as rig:
         rig.calibrate()
         rig.machine.target.new_game()
         assert rig.request("play")["ok"]
@@ -305,8 +307,7 @@ def test_malformed_bus_messages_are_counted_and_harmless(rig: MachineRig, bus: R
 
 def test_after_a_game_over_the_rig_starts_the_next_game_and_plays_it(rig: MachineRig) -> None:
     """The pile lifted to the top ends the game; once its last board has shown for
-    play.new_game_after_s (the default: the simulator's config wires a new_game key), the ai
-    presses new_game, once, and plays the new game."""
+    play.new_game_after_s, the ai presses new_game, once, and plays the new game."""
     playing_again(rig, time.monotonic() - 3.0, "the previous test")
     malformed = rig.status()["watchdog"]["counters"]["malformed"]
     truth = rig.machine.target.truth
@@ -317,7 +318,7 @@ def test_after_a_game_over_the_rig_starts_the_next_game_and_plays_it(rig: Machin
     rig.wait_for(lambda: truth.latest().game == game + 1, 30.0, "the next game")
     presses = [key.t for key in truth.received() if key.key == NEW_GAME_KEY and key.t >= over_at]
     print(f"\ngame over: new_game read {[round(t - over_at, 2) for t in presses]} s after it")
-    assert len(presses) == 1 and presses[0] - over_at >= PlayConfig().new_game_after_s, presses
+    assert len(presses) == 1 and presses[0] - over_at >= NEW_GAME_AFTER_S, presses
     playing_again(rig, presses[0], "the new game")
     status = rig.status()
     assert status["services"]["ai"]["stats"]["new_games"] == 1

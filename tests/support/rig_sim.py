@@ -32,7 +32,8 @@ from gamerig.hardware.sim.target import TargetOptions
 class MachineRig:
     """The simulator in this process plus gamerigd; see the module docstring."""
 
-    def __init__(self, level: int = 5, seed: int = 1, key_drop: float = 0.0) -> None:
+    def __init__(self, level: int = 5, seed: int = 1, key_drop: float = 0.0, play: dict[str, Any] | None = None) -> None:
+        """``play``: values of the config's play section over the simulator config's."""
         self.dir = Path(tempfile.mkdtemp(prefix="rig-", dir="/tmp"))
         self.link = self.dir / "relay"
         self.machine = Machine(MachineOptions(
@@ -41,7 +42,7 @@ class MachineRig:
             link_path=str(self.link),
         ))
         self.gamerigd = RigDaemon(self.dir)
-        self.gamerigd.write_config(self.machine.target.url, str(self.link), level, preview=True)
+        self.gamerigd.write_config(self.machine.target.url, str(self.link), level, preview=True, sections={"play": play or {}})
         self.config_path = self.gamerigd.config_path
         self.calibration = self.gamerigd.calibration_path
         self.endpoints = self.gamerigd.endpoints
