@@ -18,8 +18,9 @@ this crashes the loop.
 Requests: ``ctl.snapshot {request_id}`` -> ``cam.snapshot`` with the newest frame as a JPEG at most
 ``SNAPSHOT_WIDTH`` wide; ``ctl.calibrate {request_id, out, png}`` (optional ``corners``,
 ``frames``, ``every_s``: camera_calibrate.py) -> ``cam.calibrated {request_id, ok, message,
-corners, preview}`` (preview: a preview box was found) after the calibration ran on live frames (the fit on a thread of its own: frames and
-heartbeats go on); a good one replaces the running one at once.
+corners, preview}`` (preview: a preview box was found) after the calibration ran on live frames
+(the fit on a thread of its own: frames and heartbeats go on); a good one replaces the running
+one at once.
 ``cam.state`` every ``STATE_EVERY_S``; the heartbeat's stats carry the counters and the per-frame
 processing time p50/p99 (wall time from the frame's arrival to its obs.frame, in ms).
 
