@@ -114,7 +114,7 @@ def check_keys(board: Board, rules: Rules, start: FallingPiece, keys: Sequence[s
     times = timing.key_times(keys)
     land_s = float("inf")
     for earliest, phase in _phases(times[: len(moves)], timing.fall_step_s, timing.first_fall_window()):
-        rest, landed_at, pressed = _play(board, rules, start, moves, times, phase, timing.fall_step_s)
+        rest, landed_at, pressed = play_keys(board, rules, start, moves, times, phase, timing.fall_step_s)
         land_s = min(land_s, landed_at - (phase - earliest))  # the same order of events, gravity as early as it can be
         if pressed < len(moves):
             return KeyCheck(keys, False, f"the piece lands before key {pressed + 1} of {len(keys)} ({moves[pressed]})", land_s, late=True)
@@ -163,7 +163,7 @@ def _phases(move_times: Sequence[float], step: float, window: tuple[float, float
     return [(lo, (lo + hi) / 2) for lo, hi in zip(ordered, ordered[1:])]
 
 
-def _play(
+def play_keys(
     board: Board, rules: Rules, start: FallingPiece, moves: Sequence[str], times: Sequence[float], first_fall: float, step: float
 ) -> tuple[FallingPiece, float, int]:
     """Moves at their times, gravity from ``first_fall`` on; returns where the piece rests, when
