@@ -35,6 +35,10 @@ stop before the drop, and the drop (or a correction) follows once a camera frame
 piece's orientation and column.  It is used when the simulation says the drop, delayed by the
 confirmation's round trip (``confirm_delay_s``), still comes before the piece would land; else the
 plan carries its drop (open loop).
+
+A target that touches a wall gets one more move towards it after the others, where that still
+finishes in time (``_wall_guarded``): a no-op at the wall, it makes a lost move good before the
+camera could show the loss.
 """
 
 from __future__ import annotations
@@ -199,12 +203,15 @@ class Planner:
             if in_place:
                 return self.keys_to(board, start, target, level, t_state, False, first_key_t, False, key_latency_s, first_fall_s)
             return None
+        guarded = self._wall_guarded(board, start, target, verdict.keys, timing)
+        verdicts = [guarded, verdict] if guarded is not None else [verdict]
         if confirm_again and self.settings.closed_loop:  # only where the open loop works: it is the easier
             closed_timing = replace(timing, drop_delay_s=confirm_rounds * self.settings.confirm_delay_s)
-            closed = check_keys(board, self.rules, start, verdict.keys, target, closed_timing)
-            if closed.ok:
-                return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
-        return self._plan(start, target, verdict, final=True, latency=latency, timing=timing)
+            for open_verdict in verdicts:
+                closed = check_keys(board, self.rules, start, open_verdict.keys, target, closed_timing)
+                if closed.ok:
+                    return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
+        return self._plan(start, target, verdicts[0], final=True, latency=latency, timing=timing)
 
     def still_in_time(self, board: Board, plan: KeyPlan) -> bool:
         """Whether ``plan``'s keys, timed as planned, still take its piece to its target on
@@ -218,6 +225,24 @@ class Planner:
         if better is None or (better.rotations, better.x) == (chosen.rotations, chosen.x):
             return None
         return better
+
+    def _wall_guarded(self, board: Board, start: FallingPiece, target: FallingPiece, keys: tuple[str, ...], timing: KeyTiming) -> KeyCheck | None:
+        """``keys`` with one more move towards the wall ``target`` touches, after the others, if they
+        still finish in time; None if the target touches no wall or the keys move away from it.
+
+        At the target the extra move is blocked (a no-op); after a lost move it makes the loss
+        good with no correction.  A lost move towards a wall shows only once the moves are done
+        (every pose short of the wall is also on the keys' own way), a view latency and the closed
+        loop's evidence later: at level 10 too late for a correction when the stack is high, and
+        in `gamerigctl bench rig` faults runs such a piece (an I stood one column short of its well)
+        began the end of a game."""
+        columns = [x for x, _ in target.cells()]
+        side = LEFT if min(columns) == 1 else RIGHT if max(columns) == self.rules.width else None
+        if side is None or {key for key in keys if key in (LEFT, RIGHT)} != {side}:
+            return None
+        moves = keys[:-1] if keys[-1] == DROP else keys
+        guarded = check_keys(board, self.rules, start, (*moves, side, DROP), target, timing)
+        return guarded if guarded.ok else None
 
     def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
         """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""

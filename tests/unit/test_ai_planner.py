@@ -14,6 +14,7 @@ from gamerig.daemon.player_config import load_player
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
 from gamerig.games.tetris.rules import Rules, iteration_delay
+from gamerig.services.ai_lost_drop import poses_along
 from gamerig.services.ai_planner import KeyPlan, Planner
 from gamerig.services.ai_settings import AiSettings
 
@@ -110,6 +111,23 @@ def test_a_closed_loop_plan_is_taken_only_where_the_confirmations_asked_for_fit(
     assert twice is not None and twice.keys == ("left", "drop") and twice.final  # open loop instead
     from_higher = planner.keys_to(Board(10, 20), start.moved(0, 1), target, 5, 0.0, confirm_again=True, confirm_rounds=2)
     assert from_higher is not None and not from_higher.final  # a step higher, both fit
+
+
+def test_a_target_at_a_wall_gets_one_more_move_towards_it_so_a_lost_move_lands_it_there_all_the_same(planner: Planner) -> None:
+    well = Board.from_rows(["." * 10] * 16 + ["#########."] * 4)
+    start = FallingPiece("I", 2, RULES.spawn_x, 15)  # upright, four columns left of the well
+    target = after_key(well, replace(start, x=10), DROP)
+    plan = planner.keys_to(well, start, target, 5, 0.0, confirm_again=True)
+    assert plan is not None and plan.keys == ("right",) * 5 and not plan.final
+    for lost in range(len(plan.keys)):
+        rest = poses_along(well, start, plan.keys[:lost] + plan.keys[lost + 1 :])[-1]
+        assert (rest.orientation, rest.x) == (2, 10)
+    inner = after_key(well, replace(start, x=9), DROP)  # one column short of the wall: no extra move
+    plan = planner.keys_to(well, start, inner, 5, 0.0, confirm_again=True)
+    assert plan is not None and plan.keys == ("right",) * 3
+    floor, low = Board(10, 20), replace(start, y=4)  # four moves just fit before it lands on the floor; five would not
+    plan = planner.keys_to(floor, low, after_key(floor, replace(low, x=10), DROP), 5, 0.0, confirm_again=False)
+    assert plan is not None and plan.keys == ("right",) * 4 + ("drop",)
 
 
 def test_at_level_10_the_planner_keeps_the_pile_lower_than_at_level_9(planner: Planner) -> None:
