@@ -308,7 +308,10 @@ class AiService(PlanAhead, SecondThought):
         if "next_piece" in body:
             self.next_piece = (body["next_piece"], seq)
             active = self.active
-            if active is not None and active.next_piece is None and seq >= active.first_seq:
+            if (
+                active is not None and active.next_piece is None and seq >= active.first_seq
+                and active.previews_its_next(float(body["t_capture"]), self.settings.key_latency_s)
+            ):
                 self._learn_next_piece(active, body["next_piece"])
                 if active.finished:
                     self._prepare_ahead(active)

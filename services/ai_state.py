@@ -77,6 +77,14 @@ class PieceInPlay:
     def part_id(self) -> str:
         return self.root if self.part == 0 else f"{self.root}.{self.part}"
 
+    def previews_its_next(self, t_capture: float, key_latency_s: float) -> bool:
+        """Whether a frame taken at ``t_capture`` shows, in the preview, the piece after this one:
+        not once its drop acted, when the next piece may have spawned with the piece after that
+        in the preview.  At level 10, with a camera that could not read the I in the preview, a
+        frame taken just after a drop named the piece after the I, which was then planned ahead
+        as the piece after the dropped one: its keys moved the I, a mismatch each time."""
+        return self.dropped_at is None or t_capture < self.dropped_at + key_latency_s
+
 
 @dataclass
 class PendingSpawn:
