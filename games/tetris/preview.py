@@ -496,10 +496,10 @@ def _edge_pair(profile: np.ndarray, centre: float, inner: float, reach: float, s
     return _peak(steps, int(lefts[first])), _peak(steps, int(rights[first]))
 
 
-def _box_around(mean: np.ndarray, blob: tuple[int, int, int, int], well_scale: int) -> np.ndarray:
+def _box_around(mean: np.ndarray, blob: tuple[int, int, int, int], well_scale: int) -> tuple[np.ndarray, bool]:
     """The box (left, top, right, bottom canvas coordinates of its inner edges) around the area
     ``blob`` (x0, y0, x1, y1 inclusive) the pieces sweep: pairs of edges framing the pieces
-    across and down, else the borderless box."""
+    across and down (True: bordered), else the borderless box (False)."""
     x0, y0, x1, y1 = blob
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     width, height = x1 - x0 + 1, y1 - y0 + 1
@@ -511,9 +511,39 @@ def _box_around(mean: np.ndarray, blob: tuple[int, int, int, int], well_scale: i
     across = _edge_pair(mean[y0 : y1 + 1].mean(axis=0), cx, width / 2 + gap, reach, span)
     down = _edge_pair(mean[:, x0 : x1 + 1].mean(axis=1), cy, height / 2 + gap, reach, span)
     if across is not None and down is not None:
-        return np.array([across[0], down[0], across[1], down[1]])
+        return np.array([across[0], down[0], across[1], down[1]]), True
     half_w, half_h = _BORDERLESS_CELLS[0] * pitch / 2, _BORDERLESS_CELLS[1] * pitch / 2
-    return np.array([cx - half_w, cy - half_h, cx + half_w, cy + half_h])
+    return np.array([cx - half_w, cy - half_h, cx + half_w, cy + half_h]), False
+
+
+def _pieces_offset(shots: list[np.ndarray], calibration: PreviewCalibration) -> tuple[float, float] | None:
+    """How far (canonical pixels, x and y) the centre of the pieces read in ``shots`` lies from
+    the box's centre: the median over the frames read of their ink's bounding box centre.  None
+    if no frame reads a piece."""
+    offsets = []
+    for shot in shots:
+        mask, _ = _ink(_canonical(shot, calibration.maps), calibration)
+        if mask is None or _match(mask, calibration.pitch).piece is None:
+            continue
+        ys, xs = np.nonzero(mask)
+        offsets.append(((xs.min() + xs.max() + 1 - mask.shape[1]) / 2, (ys.min() + ys.max() + 1 - mask.shape[0]) / 2))
+    return None if not offsets else (float(np.median([x for x, _ in offsets])), float(np.median([y for _, y in offsets])))
+
+
+def _centred_on_pieces(shots: list[np.ndarray], box: np.ndarray, calibration: PreviewCalibration) -> np.ndarray:
+    """A borderless ``box`` (canvas left, top, right, bottom) moved to centre the pieces read in
+    it, which the game draws centred.  The box was centred on the change the pieces make, and a
+    cell every piece seen fills makes none: J, T and Z share one, and a calibration that saw
+    only those put the box half a cell aside, where an I, never seen, did not fit (a level-10
+    run read no I in the preview)."""
+    offset = _pieces_offset(shots, calibration)
+    if offset is None:
+        return box
+    height = calibration.empty.shape[0]
+    left, top, right, bottom = box
+    dx = offset[0] * (right - left) / CANONICAL_WIDTH
+    dy = offset[1] * (bottom - top) / height
+    return box + np.array([dx, dy, dx, dy])
 
 
 def _steady_rows(frames: list[np.ndarray]) -> list[np.ndarray]:
@@ -572,6 +602,14 @@ def _change_blobs(canvases: np.ndarray, mean: np.ndarray, canvas: _Canvas, cols:
     return [blob for _, blob in sorted(found, reverse=True)[:_CANDIDATES]]
 
 
+def _learned(shots: list[np.ndarray], canvas: _Canvas, box: np.ndarray) -> tuple[np.ndarray, PreviewCalibration]:
+    """The frame corners of the canvas ``box`` (left, top, right, bottom) and what
+    ``learn_preview`` learns there (ValueError if nothing)."""
+    left, top, right, bottom = box
+    corners = canvas.frame_points(np.array([[left, top], [right, top], [right, bottom], [left, bottom]])).astype(np.float32)
+    return corners, learn_preview(shots, corners)
+
+
 def find_preview(frames: Sequence[np.ndarray], well_corners: np.ndarray, cols: int = 10, rows: int = 20) -> np.ndarray | None:
     """The preview box's interior corners (4 x 2 float32, TL TR BR BL, frame pixels), found in
     ``frames`` of play from one camera that show at least two different next pieces (a dozen
@@ -589,12 +627,16 @@ def find_preview(frames: Sequence[np.ndarray], well_corners: np.ndarray, cols: i
     mean = canvases.mean(axis=0)
     best: tuple[tuple[int, int], np.ndarray] | None = None
     for blob in _change_blobs(canvases, mean, canvas, cols, rows):
-        left, top, right, bottom = _box_around(mean, blob, canvas.scale)
-        corners = canvas.frame_points(np.array([[left, top], [right, top], [right, bottom], [left, bottom]])).astype(np.float32)
+        box, bordered = _box_around(mean, blob, canvas.scale)
         try:
-            calibration = learn_preview(shots, corners)
+            corners, calibration = _learned(shots, canvas, box)
         except ValueError:
             continue
+        if not bordered:
+            try:
+                corners, calibration = _learned(shots, canvas, _centred_on_pieces(shots, box, calibration))
+            except ValueError:
+                pass  # keep the box as placed: it was learned
         pieces = [read_preview(f, calibration).piece for f in shots]
         read = [p for p in pieces if p is not None]
         # a counter's digits may pass for a piece now and then; the preview shows many pieces

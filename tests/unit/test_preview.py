@@ -109,6 +109,18 @@ def test_read_preview_names_every_piece_on_fresh_frames(calibrated):
     assert all(0.5 < r.confidence <= 1.0 for r in readings)
 
 
+@pytest.mark.parametrize("seen", ["JTZ", "LST"])
+def test_a_borderless_box_seen_with_pieces_that_share_a_cell_still_holds_the_i(seen):
+    """J, T and Z all fill one cell, which never changes while only they are shown: a box placed
+    by the change alone sat half a cell aside, and an I, never seen there, was never read."""
+    scene = _scene("elektronika1986", 37)
+    shots, well, truth = scene.frames(seen * 4)
+    found = find_preview(shots, well)
+    assert found is not None and np.linalg.norm(found - truth, axis=1).max() <= SUCCESS_PX
+    fresh, _, _ = scene.frames("IIII")
+    assert [read_preview(frame, learn_preview(shots, found)).piece for frame in fresh] == ["I"] * 4
+
+
 @pytest.mark.parametrize("name", ["paper", "pastel"])
 def test_rolling_flicker_and_exposure_drift_are_not_taken_for_pieces(name):
     scene = _scene(name, 36, rolling=True)
