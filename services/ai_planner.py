@@ -36,9 +36,9 @@ piece's orientation and column.  It is used when the simulation says the drop, d
 confirmation's round trip (``confirm_delay_s``), still comes before the piece would land; else the
 plan carries its drop (open loop).
 
-A target that touches a wall gets one more move towards it after the others, where that still
-finishes in time (``_wall_guarded``): a no-op at the wall, it makes a lost move good before the
-camera could show the loss.
+A target that touches a wall gets one more move towards it after the others, where the keys
+still finish in time with a key to spare (``_wall_guarded``): a no-op at the wall, it makes a lost
+move good before the camera could show the loss.
 """
 
 from __future__ import annotations
@@ -209,7 +209,8 @@ class Planner:
             closed_timing = replace(timing, drop_delay_s=confirm_rounds * self.settings.confirm_delay_s)
             for open_verdict in verdicts:
                 closed = check_keys(board, self.rules, start, open_verdict.keys, target, closed_timing)
-                if closed.ok:
+                spared = open_verdict is not guarded or self._spares_a_key(board, start, target, guarded.keys, closed_timing)
+                if closed.ok and spared:
                     return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
         return self._plan(start, target, verdicts[0], final=True, latency=latency, timing=timing)
 
@@ -242,7 +243,14 @@ class Planner:
             return None
         moves = keys[:-1] if keys[-1] == DROP else keys
         guarded = check_keys(board, self.rules, start, (*moves, side, DROP), target, timing)
-        return guarded if guarded.ok else None
+        return guarded if guarded.ok and self._spares_a_key(board, start, target, guarded.keys, timing) else None
+
+    def _spares_a_key(self, board: Board, start: FallingPiece, target: FallingPiece, keys: tuple[str, ...], timing: KeyTiming) -> bool:
+        """Whether ``keys`` would still finish in time with their drop a key later: the extra move
+        must not eat the margin the relay's cadence needs (it runs a few ms a key behind the
+        nominal one; a level-10 run without faults missed two deadlines on such moves)."""
+        later = replace(timing, drop_delay_s=timing.drop_delay_s + self.settings.key_interval_s)
+        return check_keys(board, self.rules, start, keys, target, later).ok
 
     def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
         """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""
