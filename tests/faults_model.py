@@ -64,7 +64,8 @@ Until 2026-12-05 evening the model applied the keys left after a lost one all at
 plan began, in the spawn row, where most turns do not fit (a turn waits for the first fall): a
 lost key, even a lost drop, then left most turning pieces unturned, and the model misplaced and
 lost far more than the rig does.  Every figure above comes from that model: they compare
-policies under a harsher fault than the bench's, not the rig's odds.  With (``--correct --lost-key 0.02``, seeds 0-29): 1 game of 30 ended early (12 before), and 84 of
+policies under a harsher fault than the bench's, not the rig's odds.  With the keys timed
+(``--correct --lost-key 0.02``, seeds 0-29): 1 game of 30 ended early (12 before), and 84 of
 29,836 pieces were misplaced by a lost key; with one more move towards the wall a target touches
 (services/ai_planner.py's ``_wall_guarded``, 9e25cd6, before it asked for a key to spare) 27 of
 29,837 were, the same game ending early.
