@@ -209,8 +209,7 @@ class Planner:
             closed_timing = replace(timing, drop_delay_s=confirm_rounds * self.settings.confirm_delay_s)
             for open_verdict in verdicts:
                 closed = check_keys(board, self.rules, start, open_verdict.keys, target, closed_timing)
-                spared = open_verdict is not guarded or self._spares_a_key(board, start, target, guarded.keys, closed_timing)
-                if closed.ok and spared:
+                if closed.ok and (open_verdict is not guarded or self._spares_a_key(board, start, target, closed.keys, closed_timing)):
                     return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
         return self._plan(start, target, verdicts[0], final=True, latency=latency, timing=timing)
 
