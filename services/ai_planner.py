@@ -52,7 +52,7 @@ import numpy as np
 from gamerig.games.tetris import kernel
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, LEFT, RIGHT, ROTATE, FallingPiece, after_key
-from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, check_keys, plan_keys
+from gamerig.games.tetris.key_plan import KeyCheck, KeyTiming, Poses, check_keys, plan_keys
 from gamerig.games.tetris.pieces import orientation_count
 from gamerig.games.tetris.placements import Placement, enumerate_placements, kind_of, placement_from_row
 from gamerig.games.tetris.players import Player
@@ -115,6 +115,7 @@ class Planner:
         # the top.  About 0.3 ms a decision.
         self._spec = replace(settings.player, expect_rows=0)
         self._players: dict[int, Player] = {}
+        self._poses: Poses | None = None
         self.clock = clock
 
     def player_at(self, level: int) -> Player:
@@ -187,14 +188,14 @@ class Planner:
         in_place = start.orientation == target.orientation and start.x == target.x
         at_spawn = detour and start.x == target.x and start.y == self.rules.spawn_y
         if in_place and not (at_spawn and confirm_again and self.settings.closed_loop):
-            verdict = check_keys(board, self.rules, start, (DROP,), target, timing)
+            verdict = check_keys(self._poses_on(board), start, (DROP,), target, timing)
             return self._plan(start, target, verdict, final=True, latency=latency, timing=timing) if verdict.ok else None
         timings = [timing]
         if first_fall_s is not None and start.y == self.rules.spawn_y and not in_place:
             timings.append(replace(timing, turn_not_before_s=first_fall_s[1]))
         verdict = None
         for timing in timings:
-            verdict = plan_keys(board, self.rules, start, target, timing) if not in_place else None
+            verdict = plan_keys(self._poses_on(board), start, target, timing) if not in_place else None
             if (verdict is None or not verdict.ok) and at_spawn:
                 verdict = self._detour(board, start, target, timing) or verdict
             if verdict is not None and verdict.ok:
@@ -208,7 +209,7 @@ class Planner:
         if confirm_again and self.settings.closed_loop:  # only where the open loop works: it is the easier
             closed_timing = replace(timing, drop_delay_s=confirm_rounds * self.settings.confirm_delay_s)
             for open_verdict in verdicts:
-                closed = check_keys(board, self.rules, start, open_verdict.keys, target, closed_timing)
+                closed = check_keys(self._poses_on(board), start, open_verdict.keys, target, closed_timing)
                 if closed.ok and (open_verdict is not guarded or self._spares_a_key(board, start, target, closed.keys, closed_timing)):
                     return self._plan(start, target, closed, final=False, latency=latency, timing=closed_timing)
         return self._plan(start, target, verdicts[0], final=True, latency=latency, timing=timing)
@@ -216,7 +217,14 @@ class Planner:
     def still_in_time(self, board: Board, plan: KeyPlan) -> bool:
         """Whether ``plan``'s keys, timed as planned, still take its piece to its target on
         ``board`` (a resync's) before it lands."""
-        return check_keys(board, self.rules, plan.start, plan.check.keys, plan.target, plan.timing).ok
+        return check_keys(self._poses_on(board), plan.start, plan.check.keys, plan.target, plan.timing).ok
+
+    def _poses_on(self, board: Board) -> Poses:
+        """Keys and gravity on ``board``, shared by every check on it until planning moves to
+        another board (a decision checks a dozen key sequences on one)."""
+        if self._poses is None or not self._poses.on(board):
+            self._poses = Poses(board, self.rules)
+        return self._poses
 
     def second_thought(self, board: Board, chosen: Placement, next_piece: str, level: int) -> Placement | None:
         """Where the player puts ``chosen``'s piece on ``board`` now that the piece after it is known
@@ -241,7 +249,7 @@ class Planner:
         if side is None or {key for key in keys if key in (LEFT, RIGHT)} != {side}:
             return None
         moves = keys[:-1] if keys[-1] == DROP else keys
-        guarded = check_keys(board, self.rules, start, (*moves, side, DROP), target, timing)
+        guarded = check_keys(self._poses_on(board), start, (*moves, side, DROP), target, timing)
         return guarded if guarded.ok and self._spares_a_key(board, start, target, guarded.keys, timing) else None
 
     def _spares_a_key(self, board: Board, start: FallingPiece, target: FallingPiece, keys: tuple[str, ...], timing: KeyTiming) -> bool:
@@ -249,13 +257,13 @@ class Planner:
         must not eat the margin the relay's cadence needs (it runs a few ms a key behind the
         nominal one; a level-10 run without faults missed two deadlines on such moves)."""
         later = replace(timing, drop_delay_s=timing.drop_delay_s + self.settings.key_interval_s)
-        return check_keys(board, self.rules, start, keys, target, later).ok
+        return check_keys(self._poses_on(board), start, keys, target, later).ok
 
     def _detour(self, board: Board, start: FallingPiece, target: FallingPiece, timing: KeyTiming) -> KeyCheck | None:
         """Turns only (or none), from the spawn row: a step aside, the turns, the step back (either side)."""
         turns = (ROTATE,) * ((target.orientation - start.orientation) % orientation_count(start.kind))
         for side, back in ((LEFT, RIGHT), (RIGHT, LEFT)):
-            verdict = check_keys(board, self.rules, start, (side, *turns, back, DROP), target, timing)
+            verdict = check_keys(self._poses_on(board), start, (side, *turns, back, DROP), target, timing)
             if verdict.ok:
                 return verdict
         return None

@@ -81,7 +81,7 @@ import numpy as np
 from gamerig.daemon.player_config import load_player
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key, fits
-from gamerig.games.tetris.key_plan import play_keys
+from gamerig.games.tetris.key_plan import Poses, play_keys
 from gamerig.games.tetris.placements import enumerate_placements
 from gamerig.games.tetris.players import FEATURE_NAMES, AtSpeed, PlayerSpec
 from gamerig.games.tetris.rules import Rules, iteration_delay
@@ -203,7 +203,7 @@ def after_keys_but(planner: Planner, board: Board, plan: KeyPlan, lost: int) -> 
     kept = [i for i in range(len(moves)) if i != lost]
     window = plan.timing.first_fall_window()
     rest, _, _ = play_keys(
-        board, planner.rules, plan.start, [moves[i] for i in kept], [times[i] for i in kept], sum(window) / 2, plan.timing.fall_step_s
+        Poses(board, planner.rules), plan.start, [moves[i] for i in kept], [times[i] for i in kept], sum(window) / 2, plan.timing.fall_step_s
     )
     return rest
 

@@ -95,11 +95,17 @@ def after_key(board: Board, piece: FallingPiece, key: Key, above_allowed: bool =
     (else it stays), a drop straight down to where it comes to rest.  ``above_allowed``: the space
     above row H counts as open (see :func:`fits`)."""
     if key == DROP:
-        while fits(board, piece.moved(0, -1).cells()):
-            piece = piece.moved(0, -1)
+        while (lower := after_fall(board, piece)) is not None:
+            piece = lower
         return piece
     moved = piece.rotated() if key == ROTATE else piece.moved(-1 if key == LEFT else 1, 0)
     return moved if fits(board, moved.cells(), above_allowed) else piece
+
+
+def after_fall(board: Board, piece: FallingPiece) -> FallingPiece | None:
+    """Where gravity takes ``piece`` on ``board``: a row down, or None where it rests (it lands)."""
+    lower = piece.moved(0, -1)
+    return lower if fits(board, lower.cells()) else None
 
 
 def fits(board: Board, cells: tuple[Cell, ...], above_allowed: bool = False) -> bool:
@@ -212,8 +218,8 @@ class Game:
             return self._spawn()
         if not self.standard:
             raise NotDefinedByRules("the simplified rules have no gravity; use place_directly()")
-        lower = self.piece.moved(0, -1)
-        if fits(self.board, lower.cells()):
+        lower = after_fall(self.board, self.piece)
+        if lower is not None:
             self.piece = lower
             self.free_fall_iterations += 1
             return []

@@ -2,9 +2,9 @@
 falling, put the piece where the plan says, and by when must its last key be down?
 
 Pure: times are seconds after a reference instant the caller picks (the moment the piece was on
-screen at its observed row); nothing reads a clock.  Keys and gravity are played through
-:class:`.engine.Game`, the reference engine the simulator also runs, so what fits, what a rotation
-does and where a piece lands are not restated here.
+screen at its observed row); nothing reads a clock.  Keys and gravity are played through the
+reference engine's ``after_key`` and ``after_fall`` (the simulator's game runs them too), so what
+fits, what a rotation does and where a piece lands are not restated here.
 
 Gravity's phase is unknown: a piece seen at row y got there at most one fall step earlier, so its
 next fall comes at some phi in (0, step].  The outcome can only change where a fall time crosses a
@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .board import Board
-from .engine import DROP, ROTATE, FallingPiece, Game, fits
+from .engine import DROP, ROTATE, FallingPiece, NotDefinedByRules, after_fall, after_key, fits
 from .pieces import orientation_count
 from .placements import keys_for
 from .rules import Rules
-from .sequence import FixedPieces
 
 #: Gravity rows simulated at most after the keys; more than any board is tall.
 _MAX_FALLS = 1000
@@ -91,6 +90,37 @@ class KeyCheck:
     late: bool = False  # failed for want of time (the piece lands first), not for a blocked path
 
 
+class Poses:
+    """The engine's keys and gravity on one board, each pose's outcome computed once:
+    :func:`check_keys` plays the same poses at every gravity phase, and a planner checks many key
+    sequences on one board (fitting each pose cell by cell again was most of the ai's planning
+    time: a decision's checks took 7 times as long).  Keeps its own copy of the board."""
+
+    def __init__(self, board: Board, rules: Rules) -> None:
+        if rules.name != "standard":
+            raise NotDefinedByRules("only Standard Tetris has keys and gravity")
+        self.board = board.copy()
+        self._after_key: dict[tuple[FallingPiece, str], FallingPiece] = {}
+        self._after_fall: dict[FallingPiece, FallingPiece | None] = {}
+
+    def on(self, board: Board) -> bool:
+        """Whether ``board`` is the board these poses are on."""
+        return self.board == board
+
+    def key(self, piece: FallingPiece, key: str) -> FallingPiece:
+        """Where ``key`` takes ``piece`` (:func:`.engine.after_key`)."""
+        found = self._after_key.get((piece, key))
+        if found is None:
+            found = self._after_key[piece, key] = after_key(self.board, piece, key)  # type: ignore[arg-type]  # engine keys
+        return found
+
+    def fall(self, piece: FallingPiece) -> FallingPiece | None:
+        """Where gravity takes ``piece`` (:func:`.engine.after_fall`): None where it lands."""
+        if piece not in self._after_fall:
+            self._after_fall[piece] = after_fall(self.board, piece)
+        return self._after_fall[piece]
+
+
 def keys_between(start: FallingPiece, orientation: int, x: int, *, lead: int = 0, drop: bool = True) -> tuple[str, ...]:
     """Keys that turn ``start`` to ``orientation`` and shift it to column ``x``, then drop it.
 
@@ -105,16 +135,17 @@ def keys_between(start: FallingPiece, orientation: int, x: int, *, lead: int = 0
     return moves[:lead] + keys[:turns] + moves[lead:] + ((DROP,) if drop else ())
 
 
-def check_keys(board: Board, rules: Rules, start: FallingPiece, keys: Sequence[str], target: FallingPiece, timing: KeyTiming) -> KeyCheck:
-    """Play ``keys`` against gravity from ``start`` at every phase; see :class:`KeyCheck`."""
+def check_keys(poses: Poses, start: FallingPiece, keys: Sequence[str], target: FallingPiece, timing: KeyTiming) -> KeyCheck:
+    """Play ``keys`` against gravity from ``start`` on ``poses``' board at every phase; see
+    :class:`KeyCheck`."""
     keys = tuple(keys)
-    if not fits(board, start.cells()):
+    if not fits(poses.board, start.cells()):
         return KeyCheck(keys, False, "the observed piece overlaps the board", 0.0)
     moves = keys[:-1] if keys and keys[-1] == DROP else keys
     times = timing.key_times(keys)
     land_s = float("inf")
     for earliest, phase in _phases(times[: len(moves)], timing.fall_step_s, timing.first_fall_window()):
-        rest, landed_at, pressed = play_keys(board, rules, start, moves, times, phase, timing.fall_step_s)
+        rest, landed_at, pressed = play_keys(poses, start, moves, times, phase, timing.fall_step_s)
         land_s = min(land_s, landed_at - (phase - earliest))  # the same order of events, gravity as early as it can be
         if pressed < len(moves):
             return KeyCheck(keys, False, f"the piece lands before key {pressed + 1} of {len(keys)} ({moves[pressed]})", land_s, late=True)
@@ -125,8 +156,8 @@ def check_keys(board: Board, rules: Rules, start: FallingPiece, keys: Sequence[s
     return KeyCheck(keys, True, "", land_s)
 
 
-def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPiece, timing: KeyTiming, *, drop: bool = True) -> KeyCheck:
-    """Keys from ``start`` to ``target`` that work at every phase.
+def plan_keys(poses: Poses, start: FallingPiece, target: FallingPiece, timing: KeyTiming, *, drop: bool = True) -> KeyCheck:
+    """Keys from ``start`` to ``target`` on ``poses``' board that work at every phase.
 
     Tries rotations first, then all column moves first, then fewer moves first (see
     :func:`keys_between`); returns the first that works, or the first order's verdict.  When the
@@ -138,7 +169,7 @@ def plan_keys(board: Board, rules: Rules, start: FallingPiece, target: FallingPi
     verdicts = []
     leads = (*range(shift, 0, -1), 0) if timing.turn_not_before_s > timing.first_key_s else (0, *range(shift, 0, -1))
     for lead in leads:
-        verdict = check_keys(board, rules, start, keys_between(start, target.orientation, target.x, lead=lead, drop=drop), target, timing)
+        verdict = check_keys(poses, start, keys_between(start, target.orientation, target.x, lead=lead, drop=drop), target, timing)
         if verdict.ok:
             return verdict
         verdicts.append(verdict)
@@ -164,21 +195,20 @@ def _phases(move_times: Sequence[float], step: float, window: tuple[float, float
 
 
 def play_keys(
-    board: Board, rules: Rules, start: FallingPiece, moves: Sequence[str], times: Sequence[float], first_fall: float, step: float
+    poses: Poses, start: FallingPiece, moves: Sequence[str], times: Sequence[float], first_fall: float, step: float
 ) -> tuple[FallingPiece, float, int]:
     """Moves at their times, gravity from ``first_fall`` on; returns where the piece rests, when
     gravity lands it, and how many moves reached it before that."""
-    game = Game(rules, FixedPieces(start.kind), board=board)
-    game.piece = start
+    piece = start
     pressed = 0
     fall_t = first_fall
     for _ in range(_MAX_FALLS):
         while pressed < len(moves) and times[pressed] < fall_t:
-            game.press(moves[pressed])  # type: ignore[arg-type]  # keys_between yields engine keys
+            piece = poses.key(piece, moves[pressed])
             pressed += 1
-        resting = game.piece
-        assert resting is not None
-        if any(e.kind == "landed" for e in game.iterate()):
-            return resting, fall_t, pressed
+        lower = poses.fall(piece)
+        if lower is None:
+            return piece, fall_t, pressed
+        piece = lower
         fall_t += step
     raise RuntimeError("the piece never landed")  # unreachable on a board of at most 400 rows

@@ -13,7 +13,7 @@ import pytest
 from gamerig.daemon.player_config import load_player
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import DROP, FallingPiece, after_key
-from gamerig.games.tetris.key_plan import check_keys
+from gamerig.games.tetris.key_plan import Poses, check_keys
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.services.ai_lost_drop import poses_along
 from gamerig.services.ai_planner import KeyPlan, Planner
@@ -134,7 +134,7 @@ def test_a_target_at_a_wall_gets_one_more_move_towards_it_so_a_lost_move_lands_i
     on_floor = after_key(floor, replace(higher, x=10), DROP)
     plan = planner.keys_to(floor, higher, on_floor, 5, -0.23, confirm_again=False)
     assert plan is not None and plan.keys == ("right",) * 4 + ("drop",)
-    assert check_keys(floor, RULES, higher, ("right",) * 5 + ("drop",), on_floor, plan.timing).ok
+    assert check_keys(Poses(floor, RULES), higher, ("right",) * 5 + ("drop",), on_floor, plan.timing).ok
 
 
 def test_at_level_10_the_planner_keeps_the_pile_lower_than_at_level_9(planner: Planner) -> None:
