@@ -44,21 +44,26 @@ class FallStep:
     def __init__(self) -> None:
         self._intervals: deque[float] = deque(maxlen=SAMPLES)
         self._last: tuple[str, int, float] | None = None  # the latest fall picture: piece, row, t_capture
+        self._level: int | None = None  # the samples' estimate, kept: the ai asks for it at every turn of its loop
 
     def see_fall(self, piece: str, row: int, t_capture: float) -> None:
         """The frame of ``t_capture`` first showed ``piece`` fallen to ``row``."""
         last = self._last
         if last is not None and last[0] == piece and last[1] == row + 1 and 0.0 < t_capture - last[2] <= MAX_INTERVAL_S:
             self._intervals.append(t_capture - last[2])
+            self._level = self._estimate()
         self._last = (piece, row, t_capture)
 
     def forget(self) -> None:
         """Drop the samples: the level may just have changed (see services/ai_model.py)."""
         self._intervals.clear()
-        self._last = None
+        self._last = self._level = None
 
     def level(self) -> int | None:
         """The level whose fall step the recent falls show; None until enough were seen."""
+        return self._level
+
+    def _estimate(self) -> int | None:
         if len(self._intervals) < MIN_SAMPLES:
             return None
         step = median(self._intervals)
