@@ -254,7 +254,7 @@ from gamerig.hardware.sim.machine import FAULTS
 
 from .bus_recorder import BusRecorder, recording
 from .player_config import load_player
-from .rig_truth import RunTruth, percentile, read_truth
+from .rig_truth import RunTruth, TruthReader, percentile, read_truth
 from .sim_rig import RigFailed, SimRig, SimRigOptions
 
 USAGE_ERROR = 2
@@ -274,12 +274,13 @@ def run_bench(options: SimRigOptions, pieces: int, workdir: Path, progress: Any 
         started = time.monotonic()
         limit = started + 60.0 + SECONDS_PER_PIECE_LIMIT * pieces
         counted = 0
+        so_far = TruthReader(rig.truth_path, rig.play_started_t or 0.0)
         while time.monotonic() < limit and rig.alive():
             if recorder is None:
                 time.sleep(POLL_S)
             else:
                 recorder.record_for(POLL_S)
-            counted = read_truth(rig.truth_path, rig.play_started_t or 0.0).pieces
+            counted = so_far.read().pieces
             if progress is not None:
                 progress(counted)
             if counted > pieces or rig.truth().get("over"):

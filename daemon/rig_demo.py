@@ -26,7 +26,7 @@ from pathlib import Path
 from gamerig.hardware.sim.faults import parse_fault
 from gamerig.hardware.sim.machine import FAULTS
 
-from .rig_truth import read_truth
+from .rig_truth import TruthReader
 from .sim_rig import RigFailed, SimRig, SimRigOptions
 from .watch_cli import CLEAR_SCREEN, RigWatcher, draw, format_view
 
@@ -60,11 +60,12 @@ def run(args: argparse.Namespace) -> int:
         watcher.start()
         end = time.monotonic() + args.seconds if args.seconds else float("inf")
         last_line = 0.0
+        so_far = TruthReader(rig.truth_path, rig.play_started_t or 0.0)
         try:
             if terminal:
                 sys.stdout.write(CLEAR_SCREEN)
             while time.monotonic() < end and rig.alive():
-                truth = read_truth(rig.truth_path, rig.play_started_t or 0.0)
+                truth = so_far.read()
                 simulator = (f"simulator (ground truth): games {truth.games}  pieces {truth.pieces}  lines {truth.lines}"
                              f"  level {truth.level_end}{'  game over' if truth.game_over else ''}")
                 if terminal:
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             watcher.close()
             rig.stop()
-        truth = read_truth(rig.truth_path, rig.play_started_t or 0.0)
+        truth = so_far.read()
         print(f"rig-demo: {truth.games} game(s), {truth.pieces} pieces, {truth.lines} lines, level {truth.level_end}"
               f"{', game over' if truth.game_over else ''}; everything stopped")
     return 0

@@ -22,7 +22,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from gamerig.daemon.rig_truth import read_truth
+from gamerig.daemon.rig_truth import TruthReader
 from gamerig.daemon.sim_rig import SimRig, SimRigOptions, gamerigctl_command
 
 PIECES = 100
@@ -41,7 +41,8 @@ def test_the_rig_plays_100_pieces_at_level_5_with_no_mismatch(tmp_path: Path) ->
         assert watch.returncode == 0, watch.stderr
         assert "observed (camera)" in watch.stdout and "predicted (ai)" in watch.stdout and "plan " in watch.stdout
         deadline = time.monotonic() + PLAY_LIMIT_S
-        while (truth := read_truth(rig.truth_path, rig.play_started_t)).pieces <= PIECES:
+        so_far = TruthReader(rig.truth_path, rig.play_started_t or 0.0)
+        while (truth := so_far.read()).pieces <= PIECES:
             assert rig.alive(), (rig.gamerigd.log()[-2000:], rig.sim_log.read_text()[-2000:])
             assert not truth.game_over, f"game over after {truth.pieces} pieces"
             assert time.monotonic() < deadline, f"only {truth.pieces} pieces in {PLAY_LIMIT_S:g} s"

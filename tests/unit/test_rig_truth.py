@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gamerig.daemon.bench_rig import summarize
-from gamerig.daemon.rig_truth import read_truth
+from gamerig.daemon.rig_truth import TruthReader, read_truth
 from gamerig.daemon.sim_rig import SimRigOptions
 
 EMPTY = ["." * 10] * 20
@@ -80,3 +80,19 @@ def test_lines_and_games_add_up_over_the_new_games_the_rig_started(tmp_path: Pat
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     truth = read_truth(path, since_t=0.5)
     assert (truth.games, truth.lines, truth.pieces) == (3, 2 + 3 + 1, 5)
+
+
+def test_a_file_read_as_it_grows_gives_what_one_read_of_the_whole_gives(truth_file: Path, tmp_path: Path) -> None:
+    """The bench and the demo read the truth every half second while the simulator writes it:
+    a reader takes only the lines added since, and a line cut off by the writer waits for its end."""
+    text = truth_file.read_text(encoding="utf-8")
+    growing = tmp_path / "growing.jsonl"
+    growing.write_text("", encoding="utf-8")
+    reader = TruthReader(growing, since_t=1.5)
+    counts = []
+    for start in range(0, len(text), 37):  # cut anywhere, mid-line too
+        with open(growing, "a", encoding="utf-8") as file:
+            file.write(text[start : start + 37])
+        counts.append(reader.read().pieces)
+    assert reader.read() == read_truth(truth_file, since_t=1.5)
+    assert counts == sorted(counts) and counts[0] == 0 and counts[-1] == 3
