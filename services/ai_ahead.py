@@ -71,6 +71,11 @@ FIRST_KEY_MARGIN_S = 0.01
 PRESS_OVERHEAD_S = 0.003
 #: From publishing a plan to the relay being able to press it.
 BUS_MARGIN_S = 0.003
+#: From a drop's release to the relay holding the next piece's plan made ahead: the relay reports
+#: the drop once it is up, then the ai sends the plan.  3-15 ms in level-10 runs; drops timed as if
+#: the plan were there at the release (up to 27 ms after a tick, at 50 ms a step) left the next
+#: piece's first key 20-28 ms after its spawn instead of 10: the tail of glass-to-first-key.
+AHEAD_ROUND_TRIP_S = 0.015
 #: A piece confirmed on target that gravity lands within a fall step and this long is left to it,
 #: its drop not pressed: a drop lost this late in the fall cannot be pressed again before the next
 #: piece's keys, sent with it, have moved this piece astray (a lost drop shows only in a frame of
@@ -161,13 +166,16 @@ class PlanAhead:
     def _drop_time(self, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
         """``key_t`` for a part of ``keys`` keys ending with the drop, its first key going down at
         ``first_key_t`` at the earliest: the drop waits until just after a gravity tick if the next
-        piece will be planned ahead and the wait fits the deadline; None: no key waits."""
+        piece will be planned ahead, its plan (sent once the relay reports the drop) would not be
+        at the relay in time for its spawn otherwise, and the wait fits the deadline; None: no key
+        waits."""
         ticks = self.timing.ticks(iteration_delay(self.model.level))
         if not self.settings.plan_ahead or ticks is None or not self.settings.preview:
             return None
         cycle = self._press_cycle_s()
         earliest = first_key_t + (keys - 1) * cycle
-        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, self._other_key_after_s(), TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
+        plan_there = self._other_key_after_s() + AHEAD_ROUND_TRIP_S
+        t = ticks.drop_time(earliest, deadline_t - BUS_MARGIN_S, plan_there, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
         if t <= earliest:
             return None
         self.counters.timed_drops += 1

@@ -10,8 +10,9 @@ import random
 import pytest
 
 from gamerig.games.tetris.engine import Game
-from gamerig.games.tetris.rules import Rules
+from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.games.tetris.sequence import FixedPieces
+from gamerig.services.ai_ahead import AHEAD_ROUND_TRIP_S, FIRST_KEY_MARGIN_S, PRESS_OVERHEAD_S, TICK_MARGIN_S
 from gamerig.services.ai_timing import GameTiming, KeyEffects, Ticks
 
 FRAME = 1 / 60
@@ -185,3 +186,17 @@ def test_key_effects_pair_a_move_with_its_press_and_skip_presses_that_never_show
     assert effects.seen((2, 4), (2, 3), 1.27) == 1.12
     assert effects.seen((2, 3), (2, 1), 1.30) is None  # two columns at once: no single key explains it
     assert effects.seen((2, 3), (2, 2), 1.33) is None  # no press left
+
+
+def test_at_level_10_a_drop_goes_at_once_only_if_the_next_plan_reaches_the_relay_before_its_first_key() -> None:
+    """The next piece's plan made ahead is sent when the relay reports the drop, once it is up (a
+    30 ms hold): a drop timed as if the plan were at the relay then left the first key 20-28 ms
+    after the spawn instead of 10."""
+    ticks = Ticks(anchor=0.0, period=iteration_delay(10))
+    plan_there = 0.030 + PRESS_OVERHEAD_S + AHEAD_ROUND_TRIP_S  # after the drop goes down
+    for phase in (0.010, 0.011):
+        assert ticks.drop_time(1.0 + phase, 5.0, plan_there, TICK_MARGIN_S, FIRST_KEY_MARGIN_S) == 1.0 + phase
+    for phase in (0.015, 0.027, 0.045):
+        drop = ticks.drop_time(1.0 + phase, 5.0, plan_there, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
+        assert drop == pytest.approx(1.05 + TICK_MARGIN_S)
+        assert drop + plan_there <= ticks.spawn_after(drop, TICK_MARGIN_S) + FIRST_KEY_MARGIN_S
