@@ -226,6 +226,15 @@ each (deadline_misses 2, 0, 0, 2, 1, 2; mismatches 2, 1, 1, 1, 0, 3; max_halt_s 
 presses (5.5 %, against 2 % on average) while the holes under its stack grew from 1 to 24 over
 its last 25 pieces: a burst of lost keys, not a fault the run repeats.
 
+On 2026-12-06 the glass-to-first-key tail of the days before (level 10 x 1000 without faults,
+p99 82-94 ms) came from CPU time, not the camera: the ai's key checks (15-90 ms handlers, ab6c7ea
+makes them 7 times faster), this bench re-reading the whole truth file every half second (up to
+60 % of a core late in a run, 6a0275a), drops timed as if the next piece's plan were at the relay
+when they come up (f7a0079), and the simulator's board thread at normal priority (3cc5b89).  Level
+10 x 1000: at 6a0275a p50 9.6 / p99 27.6, 0 deadline misses, 0 mismatches; at 3cc5b89 (``--keep``)
+pieces 1000, deadline_misses 0, mismatches 0 (resyncs 3), max_halt_s 0.061, glass_to_key_ms p50
+8.4 / p99 12.6, 0.399 vs 0.399.
+
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
 shows the screen three frames late); level 5 x 300 p50 81 / p99 381 ms, lines per piece 0.3967 vs
