@@ -230,7 +230,8 @@ On 2026-12-06 the glass-to-first-key tail of the days before (level 10 x 1000 wi
 p99 82-94 ms) came from CPU time, not the camera: the ai's key checks (15-90 ms handlers, ab6c7ea
 makes them 7 times faster), this bench re-reading the whole truth file every half second (up to
 60 % of a core late in a run, 6a0275a), drops timed as if the next piece's plan were at the relay
-when they come up (f7a0079), and the simulator's board thread at normal priority (3cc5b89).  Level
+when they come up (f7a0079), and the simulator's board thread at normal priority (3cc5b89 ran it
+at SCHED_FIFO; reverted in af26680, it starved the simulator's control and fault tests).  Level
 10 x 1000: at 6a0275a p50 9.6 / p99 27.6, 0 deadline misses, 0 mismatches; at 3cc5b89 (``--keep``)
 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 3), max_halt_s 0.061, glass_to_key_ms p50
 8.4 / p99 12.6, 0.399 vs 0.399.
