@@ -311,11 +311,11 @@ class World:
         self.relay.publish("relay.done", {"plan_id": plan_id, "ok": False, "reason": "halted: watchdog", "pressed": 1, "t_done": now})
         self.resume_at = now + for_s
 
-    def late_camera_over_a_stack(self, rows: int) -> None:
-        """Level 10, O pieces over a flat stack ``rows`` high, and each piece's first frame 0.2 s late."""
+    def late_camera_over_a_stack(self, rows: int, late_s: float = 0.2) -> None:
+        """Level 10, O pieces over a flat stack ``rows`` high, and each piece's first frame ``late_s`` late."""
         self.set_level(10)
         self.frame_s = 1 / 60
-        self.spawn_seen_late_s = 0.2
+        self.spawn_seen_late_s = late_s
         self.game.board = Board.from_rows(["#########."] * rows, 10, 20)
         self.game.source = FixedPieces("O")
 
@@ -645,11 +645,14 @@ def test_a_resync_whose_stack_blocks_the_keys_under_way_stops_them_and_steers_th
 
 
 def test_a_piece_confirmed_on_target_too_late_for_its_drop_is_left_to_gravity_not_missed(world: World) -> None:
-    # Each piece's first frame reaches the ai 0.2 s late (a loaded camera), showing it in its spawn
+    # Each piece's first frame reaches the ai 0.18 s late (a loaded camera), showing it in its spawn
     # row: the ai reckons it higher than it is, and the frame that confirms it on target comes too
     # late for its drop.  Gravity lands it where the drop would have, and predicted so: that is no
-    # deadline miss (a level-10 run counted two such I pieces as misses).
-    world.late_camera_over_a_stack(8)
+    # deadline miss (a level-10 run counted two such I pieces as misses).  The scenario holds for
+    # first frames 0.16-0.20 s late over 9 rows (measured): earlier, the drop is still in time;
+    # later, the piece lands before its moves are done.  The middle of that window, so that an ai
+    # a few milliseconds faster or slower (a loaded machine) still meets it.
+    world.late_camera_over_a_stack(9, late_s=0.18)
     world.start_playing()
     world.run(pieces=3, timeout=25.0)
     world.assert_landed_as_predicted(3)
