@@ -102,7 +102,10 @@ class VirtualRelayBoard:
         self._stop = threading.Event()
         # Waiting in select holds a reference to the master, so closing it from another thread
         # would leave the pty alive until select returned: unplug wakes the reader through this
-        # pipe and waits for it to leave select first (the _selecting lock).
+        # pipe and waits for it to leave select first (the _selecting lock).  The reader holds
+        # that lock only while it watches a master: were it also held in the wait that follows
+        # unplug's wake-up, a reader at real-time priority would re-take it at every turn and
+        # unplug would wait for ever (a contact held 9.5 s through an unplug fault in CI).
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
         self._selecting = threading.Lock()
@@ -214,8 +217,11 @@ class VirtualRelayBoard:
             plug = self._plug
             watched = [self._wake_read] if plug is None else [self._wake_read, plug.master]
             try:
-                with self._selecting:
+                if plug is None:  # nothing of unplug's to guard: it may go on while this waits
                     ready, _, _ = select.select(watched, [], [], _POLL_SECONDS)
+                else:
+                    with self._selecting:
+                        ready, _, _ = select.select(watched, [], [], _POLL_SECONDS)
             except OSError:  # unplugged between reading _plug and select: the master is closed
                 continue
             if self._wake_read in ready:

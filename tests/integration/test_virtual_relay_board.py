@@ -143,6 +143,35 @@ def test_unplug_breaks_the_port_and_replug_reopens_the_same_link(
     assert board.received() == b"SK0\rSK5\rRPK\rRPK\rSK1\rRPK\r"  # kept across the replug
 
 
+def test_unplug_from_another_thread_is_prompt_while_the_process_is_busy(board: VirtualRelayBoard) -> None:
+    # The simulator unplugs from its control server's thread while its frame loop keeps the
+    # interpreter busy.  The board's thread runs at real-time priority where the system allows
+    # it; one that re-took its select lock at every turn starved unplug for ever (CI: a contact
+    # held 9.5 s, the control server's "unplug" unanswered).  Stopping the busy thread on
+    # failure lets a starved unplug finish, so a regression fails here instead of hanging.
+    stop_busy = threading.Event()
+
+    def keep_busy() -> None:
+        while not stop_busy.is_set():
+            sum(range(1000))
+
+    busy = threading.Thread(target=keep_busy, daemon=True)
+    busy.start()
+    try:
+        for _ in range(10):
+            with open_port(board.path) as port:
+                port.write(b"SK0\r")
+                time.sleep(0.05)  # the board back in select, waiting for the next command
+                unplugging = threading.Thread(target=board.unplug)
+                unplugging.start()
+                unplugging.join(5 * PROMPT_SECONDS)
+                assert not unplugging.is_alive(), "unplug starved"
+            board.replug()
+    finally:
+        stop_busy.set()
+        busy.join()
+
+
 def test_driver_may_close_and_reopen_while_plugged(board: VirtualRelayBoard) -> None:
     for _ in range(3):
         with open_port(board.path) as port:
