@@ -40,12 +40,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+from gamerig.hardware.realtime import try_realtime
+
 from .board_protocols import DEFAULT_RELAYS, DeviceProtocol, RelayBank, make_protocol
 
 log = logging.getLogger(__name__)
 
 OnChange = Callable[[int, bool, float], None]
 _POLL_SECONDS = 0.1  # a safety net only: unplug, replug and close wake the reader at once
+#: SCHED_FIFO priority of the board's thread, when the system allows it: a real board has its own
+#: processor, and one sharing the cores with the rig took a command 8 ms after it was written at
+#: p90 (up to 30 ms) in level-10 bench runs, which the run's ground truth counted as key latency.
+#: Above the simulator's frame loop (5), below the relay's presses (10).
+BOARD_PRIORITY = 6
 _BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 
 
@@ -213,6 +220,7 @@ class VirtualRelayBoard:
         os.write(self._wake_write, b"!")
 
     def _run(self) -> None:
+        try_realtime(BOARD_PRIORITY, "the virtual relay board")
         while not self._stop.is_set():
             plug = self._plug
             watched = [self._wake_read] if plug is None else [self._wake_read, plug.master]
