@@ -689,7 +689,7 @@ class AiService(PlanAhead, SecondThought):
         if key_t is None and keys and keys[-1] == "drop":
             after_last = self._press_cycle_s() if keys[0] == self.last_key else self._other_key_after_s()
             first_key_t = max(now + BUS_MARGIN_S, self.last_key_down_t + after_last, start_t or -float("inf"))
-            key_t = self._drop_time(first_key_t, len(keys), deadline_t)
+            key_t = self._drop_time(active.level, first_key_t, len(keys), deadline_t)
         target = active.plan.target
         predicted = active.predicted if active.predicted is not None else self.model.board
         body = {

@@ -139,7 +139,10 @@ class PlanAhead:
         was = before[0]
         if seen.y == was.y - 1:
             self.model.fall_step.see_fall(seen.kind, seen.y, t_capture)
-            self.timing.see_fall(t_capture, iteration_delay(self.model.level))
+            # at the level this piece falls at: the model's is the one after the planned pieces' lines
+            active = self.active
+            level = active.level if active is not None and active.piece == seen.kind else self.model.level
+            self.timing.see_fall(t_capture, iteration_delay(level))
         if (seen.orientation, seen.x) != (was.orientation, was.x):
             down_t = self.effects.seen((was.orientation, was.x), (seen.orientation, seen.x), t_capture)
             if down_t is not None:
@@ -163,13 +166,13 @@ class PlanAhead:
         gap and the key comes up to a gap later than planned, which a drop from the spawn row has."""
         return self.settings.key_hold_s + PRESS_OVERHEAD_S
 
-    def _drop_time(self, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
-        """``key_t`` for a part of ``keys`` keys ending with the drop, its first key going down at
+    def _drop_time(self, level: int, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
+        """``key_t`` for a part of ``keys`` keys ending with the drop of a piece falling at ``level``, its first key going down at
         ``first_key_t`` at the earliest: the drop waits until just after a gravity tick if the next
         piece will be planned ahead, its plan (sent once the relay reports the drop) would not be
         at the relay in time for its spawn otherwise, and the wait fits the deadline; None: no key
         waits."""
-        ticks = self.timing.ticks(iteration_delay(self.model.level))
+        ticks = self.timing.ticks(iteration_delay(level))
         if not self.settings.plan_ahead or ticks is None or not self.settings.preview:
             return None
         cycle = self._press_cycle_s()
@@ -189,13 +192,12 @@ class PlanAhead:
             or self.ahead is not None or (self.ahead_choice is not None and self.ahead_choice[0] == active.root)
         ):
             return
-        level = self.model.level
-        ticks = self.timing.ticks(iteration_delay(level))
+        level = self.model.level  # the next piece's: after the lines of ``active``
         board = self.model.board
-        if ticks is None or board is None:
-            return
         drop_t = active.dropped_at if active.dropped_at is not None else time.monotonic() + BUS_MARGIN_S
-        spawn = ticks.spawn_after(drop_t, TICK_MARGIN_S)
+        spawn = spawn_after_drop(self.timing, active.level, drop_t)
+        if spawn is None or board is None:
+            return
         first_key_t = max(spawn + FIRST_KEY_MARGIN_S, drop_t + self._other_key_after_s())
         rules = self.settings.rules
         start = FallingPiece(active.next_piece, 1, rules.spawn_x, rules.spawn_y)
@@ -215,10 +217,9 @@ class PlanAhead:
         if choice is None or choice[0] != dropped.root or dropped.dropped_at is None or not self.can_play:
             return
         _, board, level, decision = choice
-        ticks = self.timing.ticks(iteration_delay(level))
-        if ticks is None:
+        spawn = spawn_after_drop(self.timing, dropped.level, dropped.dropped_at)
+        if spawn is None:
             return
-        spawn = ticks.spawn_after(dropped.dropped_at, TICK_MARGIN_S)
         start_t = spawn + FIRST_KEY_MARGIN_S
         rules = self.settings.rules
         start = FallingPiece(decision.placement.piece, 1, rules.spawn_x, rules.spawn_y)
@@ -324,6 +325,16 @@ class PlanAhead:
             self.counters.ahead_discarded += 1
             log.info("plan %s made ahead discarded: %s", self.ahead.root, why)
         self.ahead = self.ahead_choice = None
+
+
+def spawn_after_drop(timing: GameTiming, dropped_level: int, drop_t: float) -> float | None:
+    """When the piece after one falling at ``dropped_level`` spawns if its drop goes down at
+    ``drop_t``: the first tick after it at that level's fall step.  The game set that tick when
+    the dropped piece last fell, so a drop whose lines raise the level still waits the old level's
+    step (at 9 -> 10, 100 ms, not 50: a plan made ahead pressed its first key before the spawn,
+    and the key was lost).  None until those ticks are learned."""
+    ticks = timing.ticks(iteration_delay(dropped_level))
+    return ticks.spawn_after(drop_t, TICK_MARGIN_S) if ticks is not None else None
 
 
 def confirm_from(start: tuple[int, float], seen_y: int, t_state: float, fall_step_s: float) -> tuple[int, float]:

@@ -9,10 +9,12 @@ import random
 
 import pytest
 
+from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.engine import Game
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.games.tetris.sequence import FixedPieces
-from gamerig.services.ai_ahead import AHEAD_ROUND_TRIP_S, FIRST_KEY_MARGIN_S, PRESS_OVERHEAD_S, TICK_MARGIN_S
+from gamerig.hardware.sim.game_session import GameOptions, GameSession
+from gamerig.services.ai_ahead import AHEAD_ROUND_TRIP_S, FIRST_KEY_MARGIN_S, PRESS_OVERHEAD_S, TICK_MARGIN_S, spawn_after_drop
 from gamerig.services.ai_timing import GameTiming, KeyEffects, Ticks
 
 FRAME = 1 / 60
@@ -200,3 +202,46 @@ def test_at_level_10_a_drop_goes_at_once_only_if_the_next_plan_reaches_the_relay
         drop = ticks.drop_time(1.0 + phase, 5.0, plan_there, TICK_MARGIN_S, FIRST_KEY_MARGIN_S)
         assert drop == pytest.approx(1.05 + TICK_MARGIN_S)
         assert drop + plan_there <= ticks.spawn_after(drop, TICK_MARGIN_S) + FIRST_KEY_MARGIN_S
+
+
+def frames_from_last_tick_to_spawn_after_a_level_raising_drop() -> int:
+    """The simulator's game at level 9 with 90 lines: an O dropped to complete a row (91 lines,
+    level 10) a frame after a tick; how many frames after that tick the next piece spawns."""
+    session = GameSession(GameOptions(level=9, sequence="fixed", pieces="O"))
+    session.game.lines = 90
+    session.game.board = Board.from_rows(["########.."], 10, 20)
+    frame = last_tick = 0
+    while session.game.piece is None:
+        frame += 1
+        session.step([])
+    while session.game.piece.x < 10:  # its right column: the O's cells at x - 1 and x
+        frame += 1
+        session.step(["right"])
+    while True:  # to the frame after a tick: the piece one row lower than the frame before
+        y = session.game.piece.y
+        frame += 1
+        session.step([])
+        if session.game.piece.y < y:
+            last_tick = frame
+            break
+    frame += 1
+    _, events = session.step(["drop"])
+    assert [event.kind for event in events] == ["landed", "rows_cleared"] and session.game.level == 10
+    while session.game.piece is None:
+        frame += 1
+        session.step([])
+    return frame - last_tick
+
+
+def test_after_a_drop_that_raises_the_level_the_next_piece_spawns_at_the_old_steps_tick() -> None:
+    # A plan made ahead for the next piece starts just after its spawn: reckoned at the new
+    # level's step (50 ms at 10) its first key went down before the spawn (9 -> 10) and was lost.
+    old_step_frames = round(iteration_delay(9) / FRAME)
+    assert frames_from_last_tick_to_spawn_after_a_level_raising_drop() == old_step_frames
+    game = SyntheticGame(phase=0.0031, every=old_step_frames, tick_frame=2)
+    timing = learned(game)
+    k = 1000
+    drop_t = game.tick(k) + 1.5 * FRAME  # a new-level tick (3 frames on) comes before the old one
+    spawn = spawn_after_drop(timing, 9, drop_t)
+    assert spawn is not None
+    assert abs(spawn - (game.tick(k + 1) - CONTACT)) < FRAME / 2
