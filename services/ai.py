@@ -540,16 +540,17 @@ class AiService(PlanAhead, SecondThought):
         if active.finished or not active.relay_done or active.lost_key is None or active.lost_key[2] < LOST_KEY_FRAMES:
             return
         end, t_state, _ = active.lost_key
-        self.counters.lost_keys += 1
         target = active.plan.target
         if (end.orientation, end.x) == (target.orientation, target.x):
             # The move towards the wall made the loss good, if it was the only one: the frames to
             # come confirm it like any part's end.  Taken as on target, the piece was dropped at
             # once, and one that had lost two keys landed a column short (a faults run's T, the
-            # mismatch that began the end of its game).
-            log.info("plan %s: a key was lost, made good by the move to the wall: confirming", active.part_id)
+            # mismatch that began the end of its game).  No correction: not counted (frames that
+            # lag the last key may find the same loss again).
+            log.debug("plan %s: a key was lost, made good by the move to the wall: confirming", active.part_id)
             active.lost_key = None
             return
+        self.counters.lost_keys += 1
         log.info("plan %s: a key was lost, correcting from %s", active.part_id, (end.orientation, end.x, end.y))
         self._correct(active, end, t_state, on_target=False)
 
