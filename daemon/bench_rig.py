@@ -234,7 +234,15 @@ when they come up (f7a0079), and the simulator's board thread at normal priority
 at SCHED_FIFO; reverted in af26680, it starved the simulator's control and fault tests).  Level
 10 x 1000: at 6a0275a p50 9.6 / p99 27.6, 0 deadline misses, 0 mismatches; at 3cc5b89 (``--keep``)
 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 3), max_halt_s 0.061, glass_to_key_ms p50
-8.4 / p99 12.6, 0.399 vs 0.399.
+8.4 / p99 12.6, 0.399 vs 0.399.  The board thread is at SCHED_FIFO again since e844f6d (aedb44c
+fixed the starvation: its select lock was re-taken at every turn), and since 8602d9a the spawn
+after a drop that raises the level is reckoned at the dropped piece's fall step (a level-5 run
+had pressed a plan made ahead's first key before the spawn at 9 -> 10).  At 8602d9a level 10 x
+1000 pieces 1000, deadline_misses 0, mismatches 0 (resyncs 1), glass_to_key_ms p50 8.3 / p99
+13.1, 0.399 vs 0.399; level 5 x 300 mismatches 0, 0.400 vs 0.3933, p99 303.2 (turn_first_pieces
+7; move-first p99 79.4).  At 4f2e20e with the four freezes, seeds 39, 40, 41, 42 pieces 1000 each
+(deadline_misses 2, 2, 2, 0; mismatches 1, 1, 2, 0; max_halt_s 1.072-1.130; 0.399-0.400 vs
+0.397-0.399).
 
 ``--no-plan-ahead`` (every piece planned once the camera shows it), 2026-12-02: level 10 x 1000
 lost the game at piece 961 (6 deadline misses; glass_to_key p50 81 / p99 131 ms: the camera alone
