@@ -167,11 +167,11 @@ class PlanAhead:
         return self.settings.key_hold_s + PRESS_OVERHEAD_S
 
     def _drop_time(self, level: int, first_key_t: float, keys: int, deadline_t: float) -> list[float | None] | None:
-        """``key_t`` for a part of ``keys`` keys ending with the drop of a piece falling at ``level``, its first key going down at
-        ``first_key_t`` at the earliest: the drop waits until just after a gravity tick if the next
-        piece will be planned ahead, its plan (sent once the relay reports the drop) would not be
-        at the relay in time for its spawn otherwise, and the wait fits the deadline; None: no key
-        waits."""
+        """``key_t`` for a part of ``keys`` keys ending with the drop of a piece falling at
+        ``level``, its first key going down at ``first_key_t`` at the earliest: the drop waits
+        until just after a gravity tick if the next piece will be planned ahead, its plan (sent
+        once the relay reports the drop) would not be at the relay in time for its spawn
+        otherwise, and the wait fits the deadline; None: no key waits."""
         ticks = self.timing.ticks(iteration_delay(level))
         if not self.settings.plan_ahead or ticks is None or not self.settings.preview:
             return None
