@@ -37,6 +37,7 @@ import threading
 import time
 import tty
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -225,11 +226,9 @@ class VirtualRelayBoard:
             plug = self._plug
             watched = [self._wake_read] if plug is None else [self._wake_read, plug.master]
             try:
-                if plug is None:  # nothing of unplug's to guard: it may go on while this waits
+                # with no master there is nothing of unplug's to guard: it may go on meanwhile
+                with self._selecting if plug is not None else nullcontext():
                     ready, _, _ = select.select(watched, [], [], _POLL_SECONDS)
-                else:
-                    with self._selecting:
-                        ready, _, _ = select.select(watched, [], [], _POLL_SECONDS)
             except OSError:  # unplugged between reading _plug and select: the master is closed
                 continue
             if self._wake_read in ready:
