@@ -126,6 +126,19 @@ def test_refine_corners_does_not_shrink_an_open_well_of_cells_with_gaps():
     assert abs(np.mean(width_errors)) <= 1.0, width_errors
 
 
+def test_a_walls_saturated_edge_is_measured_at_its_middle_not_its_inner_flank():
+    """The picture skin's walls are a hard step (light frame, dark well): their gradient clips at
+    ``_gradients``' ceiling into a flat top, whose first sample from inside held each wall
+    0.6 px inside the well.  Unfilmed, the fit from the true corners keeps the walls in place."""
+    rng = np.random.default_rng(3)
+    cells = np.zeros((20, 10), dtype=np.uint8)
+    cells[:6] = rng.random((6, 10)) < 0.7
+    screen = render(Board(cells=cells), skin("picture"), seed=1)
+    truth = screen.well_corners.astype(np.float64)
+    fit = refine_corners(screen.image, truth)
+    assert np.abs(fit.corners[:, 0] - truth[:, 0]).max() <= 0.35, fit.corners - truth
+
+
 def test_the_fits_first_round_leaves_out_an_edge_that_only_a_point_of_its_piece_shows():
     """A dot in an empty cell (elektronika1986's "[.]") has an edge a few pixels long near a row
     line; a lattice line's edge runs the piece's whole length.  The fit's first round weighs
