@@ -109,7 +109,11 @@ of the frame, in no family of more than 2 parallel ones, not crossing the well g
 not a strong edge again; within 4 degrees): 216 / 217 of 220, medians unchanged (seed 1's 126
 home, 3 scenes moved by more than 0.05 px), but the faint Hough pass cost 0.7-0.9 s more per
 call (its 15 times as many edge pixels at a quarter-degree step), and at a half or whole degree
-(190 or 90 ms) 126 was lost again: too fragile for what it gains.
+(190 or 90 ms) 126 was lost again: too fragile for what it gains.  After the walls' flat tops:
+a whole-cell move taken only when its refit scores 1% more (open wells whose stack spans 8
+columns tie, and moves swap two fits back and forth, each refit a little higher: seed 0's 38
+home, seed 1's 115 lost the same way, 431 again); a last refit of the chosen fit (seed 1's 126
+home, its 38 5.1 px off).
 
 The failures left, by kind:
 
