@@ -1,0 +1,62 @@
+"""Where the frames of play show a new piece, as a cue to which of two fits a whole column
+apart is the well, for ``calibration._settle_cell_shift``.
+
+An open well (no walls, no grid, no fill) whose stack spans eight of its ten columns fits
+just as well a column to either side: the two lattices score alike, and which came first
+decided it.  Nearly every Tetris shows a new piece at the top of the well, in its middle
+columns (Standard Tetris: columns 5-7 for the three-wide pieces, 4-7 for the I, 5-6 for the
+O; others a column to the left): the first frame that shows a tetromino in a fit's top two
+rows says whether that fit's middle is the well's.  A
+piece already moved aside before the frames began says nothing sure, so the cue only breaks
+ties (see ``calibration``), never outweighs the lattice.
+
+Pure: numpy and OpenCV.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+#: Grey levels a pixel differs from the frames' median by to be new (a piece that came).
+_NEW_LEVEL = 20.0
+_SAMPLES = 3  # per cell and axis, in the cell's middle half
+#: A cell is new when this share of its samples is.
+_NEW_CELL_SHARE = 0.4
+_PIECE_CELLS = 4
+_SPAWN_ROWS = 2
+#: The middle of a piece just shown lies within this many columns of the well's middle.
+_MIDDLE_REACH = 0.5
+
+
+class SpawnCue:
+    """The frames' new pixels (against their median), asked per fit where a piece appeared."""
+
+    def __init__(self, grays: Sequence[np.ndarray]) -> None:
+        self._new: list[np.ndarray] = []
+        if len(grays) >= 3:
+            median = np.median(np.stack(grays), axis=0)
+            self._new = [(np.abs(gray - median) > _NEW_LEVEL).astype(np.float32) for gray in grays]
+
+    def centred(self, homography: np.ndarray, cols: int, rows: int) -> bool | None:
+        """Whether the first frame showing a piece in the top rows of the lattice ``homography``
+        maps (cell units to frame) shows it in the lattice's middle columns; None when no frame
+        shows one there."""
+        offsets = (np.arange(_SAMPLES) + 0.5) / _SAMPLES * 0.5 + 0.25  # the middle half of a cell
+        xs = (np.arange(cols)[:, None] + offsets[None, :]).ravel()
+        ys = (np.arange(rows)[:, None] + offsets[None, :]).ravel()
+        grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 1, 2).astype(np.float64)
+        points = cv2.perspectiveTransform(grid, homography).reshape(rows * _SAMPLES, cols * _SAMPLES, 2).astype(np.float32)
+        before = None  # the frame before's new cells in the top rows
+        for new in self._new:
+            sampled = cv2.remap(new, points[..., 0], points[..., 1], cv2.INTER_NEAREST, borderValue=0.0)
+            share = sampled.reshape(rows, _SAMPLES, cols, _SAMPLES).mean(axis=(1, 3))
+            top = share[:_SPAWN_ROWS] >= _NEW_CELL_SHARE
+            appeared = before is not None and not before.any()
+            before = top
+            if top.sum() == _PIECE_CELLS and appeared:
+                columns = np.flatnonzero(top.any(axis=0))
+                middle = 0.5 * (columns.min() + columns.max() + 1)
+                return bool(abs(middle - 0.5 * cols) <= _MIDDLE_REACH)
+        return None

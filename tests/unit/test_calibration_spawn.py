@@ -1,0 +1,69 @@
+"""A new piece shown at the top of the well, in its middle, tells an open well from the fits a
+column aside, which its lattice alone cannot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.calibration import _grays, _homography, find_well
+from gamerig.games.tetris.calibration_spawn import SpawnCue
+from gamerig.games.tetris.render import render
+from gamerig.games.tetris.skins import skin
+from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+
+SUCCESS_PX = 3.0
+FRAMES = 10
+
+
+def open_well_play(seed: int, spawn_frame: int = 2) -> tuple[list[np.ndarray], np.ndarray]:
+    """Frames of an open well (gradient_open: no walls, grid or fill) whose stack fills columns
+    1-8 of rows 1-4 at random (row 1 whole), filmed by one random camera: no piece until frame
+    ``spawn_frame``, then a T spawned where Standard Tetris puts it (columns 5-7, rows 19-20)
+    falling a row a frame; and the true corners."""
+    rng = np.random.default_rng(seed)
+    cells = np.zeros((20, 10), dtype=np.uint8)
+    cells[:4, :8] = rng.random((4, 8)) < 0.75
+    cells[0, :8] = 1
+    ids = cells * rng.integers(1, 9, size=cells.shape)
+    settings = CameraSettings.random(rng)
+    frames = []
+    for k in range(FRAMES):
+        row = 20 - (k - spawn_frame)
+        falling = [(5, row), (6, row), (7, row), (6, row - 1)] if k >= spawn_frame else []
+        screen = render(Board(cells=cells), skin("gradient_open"), falling=falling, falling_piece="T" if falling else None,
+                        stack_ids=ids, seed=seed)
+        frame, h = film(screen.image, rng, settings)
+        frames.append(frame)
+    return frames, map_points(h, screen.well_corners)
+
+
+def _aside(corners: np.ndarray, columns: int) -> np.ndarray:
+    return corners + columns * (corners[1] - corners[0]) / 10
+
+
+def test_the_piece_that_appears_is_in_the_middle_of_the_true_well_only():
+    frames, truth = open_well_play(0)
+    cue = SpawnCue(_grays(frames))
+    assert cue.centred(_homography(truth, 10, 20), 10, 20) is True
+    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10, 20) is False  # the T in columns 6-8 of it
+    assert cue.centred(_homography(_aside(truth, 2), 10, 20), 10, 20) is False
+
+
+def test_a_piece_there_from_the_first_frame_says_nothing():
+    """It may have been moved aside before the frames began."""
+    frames, truth = open_well_play(0, spawn_frame=0)
+    cue = SpawnCue(_grays(frames))
+    assert cue.centred(_homography(truth, 10, 20), 10, 20) is None
+    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10, 20) is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_find_well_puts_an_open_well_where_the_new_piece_is_in_its_middle(seed: int):
+    """A stack eight columns wide fits as well a column or two aside (these three landed 18-35
+    px off before the cue)."""
+    frames, truth = open_well_play(seed)
+    fit = find_well(frames)
+    assert fit is not None
+    assert np.linalg.norm(np.asarray(fit.corners, dtype=np.float64) - truth, axis=1).max() <= SUCCESS_PX
