@@ -921,7 +921,8 @@ def _chosen(
 ) -> np.ndarray:
     """The well among ``fits`` (in the order of their refined lattices' scores, best first):
     of those that hold the play (``_PLAY_SHARE_OF_BEST``) and are no lattice of half the
-    well's pitch (``_half_pitch``; unless all are), the first, unless another one scores
+    well's pitch (``_half_pitch``; unless all are), the first, unless it shows a new piece off
+    its middle and another shows it in the middle (``_centred_instead``), or another one scores
     ``_CLEARLY_BETTER`` and agrees with the lattice better."""
     held = [_play_held(play, f) for f in fits]
     candidates = [f for f, h in zip(fits, held) if h >= _PLAY_SHARE_OF_BEST * max(held)]
@@ -929,7 +930,9 @@ def _chosen(
     scores = [_score(gx, gy, f, cols, rows) for f in candidates]
     first, best = candidates[0], int(np.argmax(scores))
     if spawn.centred(_homography(first, cols, rows), cols, rows) is False:
-        return _centred_instead(gx, gy, first, candidates, spawn, cols, rows)
+        centred = _centred_instead(gx, gy, first, candidates, spawn, cols, rows)
+        if centred is not first:
+            return centred
     if scores[best] > scores[0] + _CLEARLY_BETTER * abs(scores[0]) and (
         _lattice_agreement(evidence, candidates[best], cols, rows) > _lattice_agreement(evidence, first, cols, rows)
     ):
