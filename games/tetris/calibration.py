@@ -735,11 +735,12 @@ def _fit_lines(
             return current
         prior = np.full((4, 2), _PRIOR_WEIGHT * strength.mean() * 4)
         per_width = _VANISHING_WEIGHT * strength.sum() / gx.shape[1]
-        vanishing = [(line, axis, per_width * length) for line, axis, length in along_lattice(_homography(current, cols, rows), straight)]
+        h = _homography(current, cols, rows)  # the latest fit, which each robust round improves
+        vanishing = [(line, axis, per_width * length) for line, axis, length in along_lattice(h, straight)]
         robust = np.ones_like(strength)
         outline = (pieces.inward != 0) & (strength > 0)
         measured = (w > 0).astype(np.float64)  # the coordinate each piece measures
-        for robust_round in range(_ROBUST_ROUNDS):
+        for _ in range(_ROBUST_ROUNDS):
             if outline.sum() >= _MIN_INSET_PIECES:
                 # an open outline's edges are its cells' edges, inside the lattice lines when
                 # the cells have gaps: how far, the lattice of the other pieces says
@@ -748,9 +749,7 @@ def _fit_lines(
                 inside = ((_apply(np.linalg.inv(others), p[outline]) - q[outline]) * measured[outline]).sum(axis=1) * pieces.inward[outline]
                 inset = np.clip(_weighted_median(inside, (strength * robust)[outline]), 0.0, _MAX_INSET_CELLS)
             src = q + inset * pieces.inward[:, None] * measured
-            # the marks are placed in their cells by the latest fit, which each round improves
-            latest = h if robust_round else _homography(current, cols, rows)
-            in_cells = first_in_cells(marks, np.linalg.inv(latest), cols, rows)
+            in_cells = first_in_cells(marks, np.linalg.inv(h), cols, rows)  # placed by the latest fit
             mark_q, mark_p = in_cells if in_cells is not None else (np.zeros((0, 2)), np.zeros((0, 2)))
             mark_w = np.full((len(mark_q), 2), _MARK_WEIGHT * strength.mean())
             h = _weighted_homography(np.vstack([src, square, mark_q]), np.vstack([p, current, mark_p]),
