@@ -813,9 +813,9 @@ def _settle_cell_shift(
     marks: Sequence[CellMarks], spawn: SpawnCue,
 ) -> np.ndarray:
     """Try ``corners`` moved by up to ``_MAX_SHIFT_CELLS`` whole cells in x and y, and with one
-    edge moved by whole cells: the most
-    promising moves (by evidence before refitting) are refitted and the best fit kept.  Local
-    fitting cannot cross the dips between whole-cell shifts."""
+    edge moved by whole cells: the most promising moves (by evidence before refitting) are
+    refitted and the best fit kept, unless it shows a new piece off its middle (``spawn``; see
+    ``_centred_instead``).  Local fitting cannot cross the dips between whole-cell shifts."""
     c = np.asarray(corners, dtype=np.float64)
     step_x = (c[1] - c[0] + c[2] - c[3]) / (2 * cols)
     step_y = (c[3] - c[0] + c[2] - c[1]) / (2 * rows)
