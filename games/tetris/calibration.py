@@ -830,7 +830,7 @@ def _settle_cell_shift(
     promising = sorted(moves, key=lambda m: _score(gx, gy, m, cols, rows), reverse=True)[:_SHIFTS_REFITTED]
     fits = [c, *(_fit_lines(gx, gy, m, cols, rows, straight, marks) for m in promising)]
     best = max(fits, key=lambda f: _score(gx, gy, f, cols, rows))
-    if spawn.centred(_homography(best, cols, rows), cols, rows) is not False:
+    if spawn.centred(_homography(best, cols, rows), cols) is not False:
         return best
     # a new piece shows off the best fit's middle: the fit a column aside, or with its top a
     # column aside (a shear), may show it in the middle
@@ -849,7 +849,7 @@ def _centred_instead(
     for score, i in scored:
         if score < best_score - _SPAWN_MARGIN * abs(best_score):
             break
-        if spawn.centred(_homography(others[i], cols, rows), cols, rows):
+        if spawn.centred(_homography(others[i], cols, rows), cols):
             return others[i]
     return best
 
@@ -928,7 +928,7 @@ def _chosen(
     candidates = [f for f in candidates if not _half_pitch(gx, gy, f, cols, rows)] or candidates
     scores = [_score(gx, gy, f, cols, rows) for f in candidates]
     first, best = candidates[0], int(np.argmax(scores))
-    if spawn.centred(_homography(first, cols, rows), cols, rows) is False:
+    if spawn.centred(_homography(first, cols, rows), cols) is False:
         centred = _centred_instead(gx, gy, first, candidates, spawn, cols, rows)
         if centred is not first:
             return centred

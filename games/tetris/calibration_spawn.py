@@ -43,20 +43,19 @@ class SpawnCue:
             median = np.median(np.stack(grays), axis=0)
             self._new = [(np.abs(gray - median) > _NEW_LEVEL).astype(np.float32) for gray in grays]
 
-    def centred(self, homography: np.ndarray, cols: int, rows: int) -> bool | None:
+    def centred(self, homography: np.ndarray, cols: int) -> bool | None:
         """Whether the first frame showing a piece in the top rows of the lattice ``homography``
         maps (cell units to frame) shows it in the lattice's middle columns; None when no frame
         shows one there."""
         offsets = (np.arange(_SAMPLES) + 0.5) / _SAMPLES * 0.5 + 0.25  # the middle half of a cell
         xs = (np.arange(cols)[:, None] + offsets[None, :]).ravel()
-        ys = (np.arange(rows)[:, None] + offsets[None, :]).ravel()
+        ys = (np.arange(_SPAWN_ROWS)[:, None] + offsets[None, :]).ravel()  # only the top rows are asked
         grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 1, 2).astype(np.float64)
-        points = cv2.perspectiveTransform(grid, homography).reshape(rows * _SAMPLES, cols * _SAMPLES, 2).astype(np.float32)
+        points = cv2.perspectiveTransform(grid, homography).reshape(_SPAWN_ROWS * _SAMPLES, cols * _SAMPLES, 2).astype(np.float32)
         before = None  # the frame before's new cells in the top rows
         for new in self._new:
             sampled = cv2.remap(new, points[..., 0], points[..., 1], cv2.INTER_NEAREST, borderValue=0.0)
-            share = sampled.reshape(rows, _SAMPLES, cols, _SAMPLES).mean(axis=(1, 3))
-            top = share[:_SPAWN_ROWS] >= _NEW_CELL_SHARE
+            top = sampled.reshape(_SPAWN_ROWS, _SAMPLES, cols, _SAMPLES).mean(axis=(1, 3)) >= _NEW_CELL_SHARE
             appeared = before is not None and not before.any()
             before = top
             if top.sum() == _PIECE_CELLS and appeared:

@@ -46,17 +46,17 @@ def _aside(corners: np.ndarray, columns: int) -> np.ndarray:
 def test_the_piece_that_appears_is_in_the_middle_of_the_true_well_only():
     frames, truth = open_well_play(0)
     cue = SpawnCue(_grays(frames))
-    assert cue.centred(_homography(truth, 10, 20), 10, 20) is True
-    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10, 20) is False  # the T in columns 6-8 of it
-    assert cue.centred(_homography(_aside(truth, 2), 10, 20), 10, 20) is False
+    assert cue.centred(_homography(truth, 10, 20), 10) is True
+    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10) is False  # the T in columns 6-8 of it
+    assert cue.centred(_homography(_aside(truth, 2), 10, 20), 10) is False
 
 
 def test_a_piece_there_from_the_first_frame_says_nothing():
     """It may have been moved aside before the frames began."""
     frames, truth = open_well_play(0, spawn_frame=0)
     cue = SpawnCue(_grays(frames))
-    assert cue.centred(_homography(truth, 10, 20), 10, 20) is None
-    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10, 20) is None
+    assert cue.centred(_homography(truth, 10, 20), 10) is None
+    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10) is None
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])
