@@ -5,8 +5,11 @@ project's dependencies), with no display (SDL's dummy driver):
 
     python tetris_py_screens.py SCENES OUT_DIR
 
-Writes OUT_DIR/<scene>.npz: ``screens`` (FRAMES x H x W x 3 BGR uint8, the game's window) and
-``corners`` (the well's outer corners TL, TR, BR, BL in window pixels, pixel-centre convention).
+Writes OUT_DIR/<scene>.npz: ``screens`` (FRAMES x H x W x 3 BGR uint8, the game's window),
+``cells`` (FRAMES x 20 x 10 bool, top row first: the stack and the falling piece), ``ghosts``
+(the same for the outline the game draws where the piece would land, where no cell is),
+``empty`` (the window with an empty well and no ghost) and ``corners`` (the well's outer corners
+TL, TR, BR, BL in window pixels, pixel-centre convention).
 Each scene is a new game played to a random stack height, then FRAMES screens of the play that
 follows (a key or a fall between screens, every second screen kept, pieces spawning where the
 game puts them: a random column).  Drives the game through its engine's internals, so the
@@ -24,10 +27,12 @@ os.environ["SDL_AUDIODRIVER"] = "dummy"
 
 import numpy as np  # noqa: E402
 import pygame  # noqa: E402
+from tetris.board import ROW_PADDING  # noqa: E402
 from tetris.direction import Direction  # noqa: E402
 from tetris.engine import EnginePygame  # noqa: E402
 
 FRAMES = 24
+WINDOW_BACKGROUND = (20, 20, 20)  # the game's dark grey
 MAX_STACK_ROWS = 14
 
 
@@ -53,6 +58,33 @@ class Game:
     def screen(self) -> np.ndarray:
         """The window as the game draws it now (BGR)."""
         self.ui.draw_screen()
+        return self._window()
+
+    def empty_screen(self) -> np.ndarray:
+        """The window with the well empty and no ghost, as a calibration would want it."""
+        board, ui = self.engine._board, self.ui
+        grid = board._grid
+        board.reset()
+        ui._screen.fill(WINDOW_BACKGROUND)
+        ui._draw_title()
+        ui._grid._draw_tetriminoes()
+        ui._grid._draw_grid_lines()
+        ui._grid._draw_border()
+        ui._draw_info_section()
+        ui._draw_statistics_section()
+        board._grid = grid
+        return self._window()
+
+    def truth(self) -> tuple[np.ndarray, np.ndarray]:
+        """The well's filled cells (the falling piece is part of the game's grid) and its ghost's."""
+        cells = np.array(self.engine._board._grid)[ROW_PADDING:] > 0
+        ghost = np.zeros_like(cells)
+        for point in self.engine._active_piece.lowest_possible_position():
+            if point.y >= ROW_PADDING:
+                ghost[point.y - ROW_PADDING, point.x] = True
+        return cells, ghost & ~cells
+
+    def _window(self) -> np.ndarray:
         rgb = pygame.surfarray.array3d(self.ui._screen).transpose(1, 0, 2)
         return np.ascontiguousarray(rgb[..., ::-1])
 
@@ -87,8 +119,8 @@ def press(game: Game, key: str) -> None:
         piece.move(Direction.LEFT if key == "left" else Direction.RIGHT)
 
 
-def scene(game: Game, seed: int) -> np.ndarray:
-    """The screens of one scene (see the module docstring)."""
+def scene(game: Game, seed: int) -> dict[str, np.ndarray]:
+    """One scene's arrays (see the module docstring)."""
     random.seed(seed)  # where the game spawns its pieces
     rng = random.Random(seed)
     game.new()
@@ -98,22 +130,27 @@ def scene(game: Game, seed: int) -> np.ndarray:
             press(game, key)
         while game.fall():
             pass
-    screens, keys, tick = [], steering(rng), 0
+    empty = game.empty_screen()
+    screens, cells, ghosts, keys, tick = [], [], [], steering(rng), 0
     while len(screens) < 2 * FRAMES:
         screens.append(game.screen())
+        filled, ghost = game.truth()
+        cells.append(filled)
+        ghosts.append(ghost)
         tick += 1
         if keys and tick % 2:
             press(game, keys.pop(0))
         elif not game.fall():
             keys = steering(rng)
-    return np.stack(screens[::2])
+    return {"screens": np.stack(screens[::2]), "cells": np.stack(cells[::2]), "ghosts": np.stack(ghosts[::2]),
+            "empty": empty, "corners": game.corners()}
 
 
 def main() -> None:
     scenes, out = int(sys.argv[1]), sys.argv[2]
     game = Game()
     for k in range(scenes):
-        np.savez_compressed(os.path.join(out, f"{k}.npz"), screens=scene(game, k), corners=game.corners())
+        np.savez_compressed(os.path.join(out, f"{k}.npz"), **scene(game, k))
 
 
 if __name__ == "__main__":
