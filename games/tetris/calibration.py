@@ -76,10 +76,11 @@ before.
 
 On a Tetris this project did not draw (``tests/third_party_eval.py``: tetris-py, bright grid
 lines one pixel wide on black cells, a box of the well's size either side, filmed by random
-cameras) find_well gave None on 14 of 60 scenes: every candidate fitted the well within 1 px,
-but behind a camera's blur (sigma over 1 px) a thin line's gradient peaks either side of it and
-dips on it, so its pieces did not count as on their lines and the true well scored 0.2-0.57.
-With the two flanks counted as on the line, 60 of 60 and 200 of 200 (median 0.98 px); the 440
+cameras) find_well gave None on 4 of 60 scenes (14 of 60 nearly empty wells): every candidate
+fitted the well within 1 px, but behind a camera's blur (sigma over 1 px) a thin line's gradient
+peaks either side of it and dips on it, so its pieces did not count as on their lines and the
+true well scored 0.2-0.57.  With the two flanks counted as on the line, 200 of 200 (median 0.92
+px); the 440
 bench scenes found the same wells as before (their grid lines are faint: the stack's edges carry
 the score).  The project's renderer had never drawn such a well: tests/unit/
 test_calibration_thin_lines.py now does.

@@ -89,9 +89,12 @@ class Game:
         return np.ascontiguousarray(rgb[..., ::-1])
 
     def stack_rows(self) -> int:
-        """Rows from the floor to the top of the stack."""
-        grid = self.engine._board._grid
-        return next((len(grid) - i for i, row in enumerate(grid) if any(row)), 0)
+        """Rows from the floor to the top of the stack (the falling piece, in the game's grid too, apart)."""
+        stack = np.array(self.engine._board._grid) > 0
+        for point in self.engine._active_piece.points:
+            stack[point.y, point.x] = False
+        rows = np.flatnonzero(stack.any(axis=1))
+        return len(stack) - int(rows[0]) if len(rows) else 0
 
     def fall(self) -> bool:
         """One row down; on landing, the rows cleared and the next piece (a new game if it
