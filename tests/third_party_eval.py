@@ -7,7 +7,7 @@ is the check that it was built for games in general (issue 3).
 The game runs in its own virtual environment (created on the first run from the package
 registry: pygame and tetris-py at pinned versions, never the project's dependencies), where
 tests/support/tetris_py_screens.py plays it by random keys and saves its window.  Each scene's
-window is padded to 4:3 with the game's own background (a monitor showing it full height) and
+window is padded to 4:3 with its own background (its corner pixel: a monitor showing it full height) and
 filmed by a random camera (``CameraSettings.random``, seeded by the scene).  Prints each failed
 scene, how many were found (worst corner within CORNER_PX), how often find_well gave None, and
 the median worst-corner error.  Then recognition, calibrated from the true corners and
@@ -36,7 +36,6 @@ from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_poin
 CORNER_PX = 3.0  # as `gamerigctl bench vision` counts a calibration found
 EMPTY_FRAMES = 4
 PACKAGES = ("pygame==2.6.1", "tetris-py==0.0.17", "numpy")
-WINDOW_BACKGROUND = 20  # tetris-py's dark grey
 SCREENS = Path(__file__).parent / "support" / "tetris_py_screens.py"
 
 
@@ -76,7 +75,8 @@ def filmed(saved: dict[str, np.ndarray], seed: int) -> tuple[list[np.ndarray], l
     settings = CameraSettings.random(rng)
 
     def shot(screen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        monitor = np.full((monitor_height, width, 3), WINDOW_BACKGROUND, np.uint8)
+        monitor = np.empty((monitor_height, width, 3), np.uint8)
+        monitor[:] = screens[0, 0, 0]  # the window's background
         monitor[top : top + height] = screen
         return film(monitor, rng, settings)
 

@@ -80,10 +80,9 @@ cameras) find_well gave None on 4 of 60 scenes (14 of 60 nearly empty wells): ev
 fitted the well within 1 px, but behind a camera's blur (sigma over 1 px) a thin line's gradient
 peaks either side of it and dips on it, so its pieces did not count as on their lines and the
 true well scored 0.2-0.57.  With the two flanks counted as on the line, 200 of 200 (median 0.92
-px); the 440
-bench scenes found the same wells as before (their grid lines are faint: the stack's edges carry
-the score).  The project's renderer had never drawn such a well: tests/unit/
-test_calibration_thin_lines.py now does.
+px); the 440 bench scenes found the same wells as before (their grid lines are faint: the
+stack's edges carry the score).  The project's renderer had never drawn such a well:
+tests/unit/test_calibration_thin_lines.py now does.
 
 The medians were 0.95 and 0.93 px until the walls' saturated edges were measured at the middle of
 their flat tops (``_FLAT_TOP``): the first sample of the top, coming from inside, held every
