@@ -1,7 +1,7 @@
 """The calibration file: where the well is in the camera's frame, what its empty cells look like,
 and how the calibration was made, saved as YAML an operator can read.
 
-Layout (``format: 1``; every key is required, unknown keys are errors)::
+Layout (``format: 1``; every key is required but ``empty_middle``, unknown keys are errors)::
 
     format: 1
     source: v4l2:///dev/video0        # the frame source it was made from
@@ -17,6 +17,7 @@ Layout (``format: 1``; every key is required, unknown keys are errors)::
       corners: [[x, y], [x, y], [x, y], [x, y]]   # TL TR BR BL, frame pixels, 2 decimals
       empty:                           # (rows + 2) lines from the top, ring around the well included:
       - [[b, g, r], ...]               # cols + 2 BGR colours each, 1 decimal
+      empty_middle: [...]              # the same for each cell's middle (files before it: cells read whole)
       piece_colours: {O: [b, g, r], I: ..., T: ...}   # or null when not learned
     preview: null                      # or the fields of preview.PreviewCalibration
 
@@ -47,7 +48,9 @@ METHODS = ("auto", "corners", "rect")
 Method = Literal["auto", "corners", "rect"]
 _KEYS = ("format", "source", "frame_size", "method", "score", "created", "gamerig_version", "reference_frame", "well", "preview")
 _COLOUR_DECIMALS = 1  # a tenth of a level is far below a camera's noise
-_WELL_KEYS = ("cols", "rows", "corners", "empty", "piece_colours")
+_WELL_KEYS = ("cols", "rows", "corners", "empty", "empty_middle", "piece_colours")
+#: Keys a file may lack: ``empty_middle`` came after the first calibration files.
+_OPTIONAL_KEYS = ("well.empty_middle",)
 _HEADER = (
     "# gamerig calibration, written by `gamerigctl calibrate`: where the well is in the camera's\n"
     "# frame (corners TL TR BR BL) and what each cell looks like on an empty board (BGR, one line\n"
@@ -135,6 +138,7 @@ def to_yaml(record: CalibrationRecord) -> str:
             "rows": well.rows,
             "corners": _yaml_array(well.corners),
             "empty": _yaml_array(well.empty, _COLOUR_DECIMALS),
+            "empty_middle": None if well.empty_middle is None else _yaml_array(well.empty_middle, _COLOUR_DECIMALS),
             "piece_colours": colours,
         },
         "preview": preview,
@@ -194,7 +198,7 @@ def load(path: Path, frame_size: tuple[int, int] | None = None) -> CalibrationRe
 
 def _check_keys(path: Path, prefix: str, data: dict[str, Any], keys: tuple[str, ...]) -> None:
     for key in keys:
-        if key not in data:
+        if key not in data and prefix + key not in _OPTIONAL_KEYS:
             raise ConfigError(path, prefix + key, "missing")
     unknown = sorted(set(data) - set(keys))
     if unknown:
@@ -232,12 +236,15 @@ def _load_well(path: Path, data: Any, frame_size: tuple[int, int]) -> GridCalibr
     if np.any(corners < -0.5) or np.any(corners[:, 0] > width - 0.5) or np.any(corners[:, 1] > height - 0.5):
         raise ConfigError(path, "well.corners", f"lie outside the {width} x {height} frame: {corners.tolist()}")
     empty = _array(path, "well.empty", data["empty"], (rows + 2, cols + 2, 3))
+    empty_middle = data.get("empty_middle")
+    if empty_middle is not None:
+        empty_middle = _array(path, "well.empty_middle", empty_middle, (rows + 2, cols + 2, 3))
     colours = data["piece_colours"]
     if colours is not None:
         if not isinstance(colours, dict) or sorted(colours) != sorted(PIECE_NAMES):
             raise ConfigError(path, "well.piece_colours", f"must map each of {' '.join(PIECE_NAMES)} to [b, g, r], or be null")
         colours = np.stack([_array(path, f"well.piece_colours.{name}", colours[name], (3,)) for name in PIECE_NAMES])
-    return GridCalibration(corners=corners, cols=cols, rows=rows, empty=empty, piece_colours=colours)
+    return GridCalibration(corners=corners, cols=cols, rows=rows, empty=empty, piece_colours=colours, empty_middle=empty_middle)
 
 
 def _load_preview(path: Path, data: Any) -> PreviewCalibration | None:

@@ -1,4 +1,5 @@
-"""Learn what each cell of the well looks like empty from frames that may show a few pieces.
+"""Learn what each cell of the well looks like empty (whole and its middle) from frames that may
+show a few pieces.
 
 Pure: numpy and OpenCV, no I/O.  The operator shows an empty board (a new game), but a piece
 may fall through or land during the capture.  Each cell's empty look is its median over the
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .recognition import FILL_THRESHOLD, GridCalibration, learn_empty, relative_distance
+from .recognition import FILL_THRESHOLD, GridCalibration, cell_looks, relative_distance
 
 #: A cell this far (relative colour distance) from the smooth fit is not empty: twice
 #: recognition's fill threshold, twice the worst empty cell measured.
@@ -52,13 +53,15 @@ def learn_empty_well(frames: Sequence[np.ndarray], corners: np.ndarray, cols: in
     cell never does."""
     if not frames:
         raise ValueError("learning the empty well needs at least one frame")
-    looks = np.stack([learn_empty([f], corners, cols, rows).empty for f in frames])
-    empty = np.median(looks, axis=0)
+    both = cell_looks(frames, corners, cols, rows)
+    looks, middle_looks = both[:, 0], both[:, 1]
+    empty, empty_middle = np.median(looks, axis=0), np.median(middle_looks, axis=0)
     expected, distance = _smooth_fit(empty)
     for y, x in zip(*np.nonzero(distance > STANDS_OUT)):
         empty_here = relative_distance(looks[:, y + 1, x + 1], expected[y, x]) <= STANDS_OUT
         if empty_here.any():
             empty[y + 1, x + 1] = np.median(looks[empty_here, y + 1, x + 1], axis=0)
+            empty_middle[y + 1, x + 1] = np.median(middle_looks[empty_here, y + 1, x + 1], axis=0)
     odd = _smooth_fit(empty)[1] > STANDS_OUT
     if odd.any():
         cells = ", ".join(f"({x + 1}, {rows - y})" for y, x in zip(*np.nonzero(odd)))
@@ -66,4 +69,6 @@ def learn_empty_well(frames: Sequence[np.ndarray], corners: np.ndarray, cols: in
             f"the board is not empty: {int(odd.sum())} cells look filled in every frame (x, y from the bottom"
             f" left: {cells}); show an empty board (start a new game) and calibrate again"
         )
-    return GridCalibration(np.asarray(corners, dtype=np.float32), cols, rows, empty.astype(np.float32))
+    return GridCalibration(
+        np.asarray(corners, dtype=np.float32), cols, rows, empty.astype(np.float32), empty_middle=empty_middle.astype(np.float32)
+    )

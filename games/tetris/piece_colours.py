@@ -13,6 +13,7 @@ names every piece and never votes against a shape, which is right for such a gam
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import numpy as np
@@ -59,4 +60,4 @@ class PieceColourLearner:
         colours = self.colours()
         if colours is None:
             return calibration
-        return GridCalibration(calibration.corners, calibration.cols, calibration.rows, calibration.empty, colours)
+        return dataclasses.replace(calibration, piece_colours=colours)

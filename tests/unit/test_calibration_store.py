@@ -31,6 +31,7 @@ def _record(piece_colours: bool = True, preview: PreviewCalibration | None = Non
         cols=10,
         rows=20,
         empty=rng.uniform(0, 255, (22, 12, 3)).astype(np.float32),
+        empty_middle=rng.uniform(0, 255, (22, 12, 3)).astype(np.float32),
         piece_colours=rng.uniform(0, 255, (7, 3)).astype(np.float32) if piece_colours else None,
     )
     return CalibrationRecord(
@@ -43,6 +44,7 @@ def _record(piece_colours: bool = True, preview: PreviewCalibration | None = Non
 def _assert_same(loaded: CalibrationRecord, record: CalibrationRecord) -> None:
     assert np.abs(loaded.well.corners - record.well.corners).max() <= 0.005 + 1e-4
     assert np.abs(loaded.well.empty - record.well.empty).max() <= 0.05 + 1e-4
+    assert np.abs(loaded.well.empty_middle - record.well.empty_middle).max() <= 0.05 + 1e-4
     if record.well.piece_colours is None:
         assert loaded.well.piece_colours is None
     else:
@@ -117,6 +119,7 @@ def _edited(tmp_path: Path, edit) -> Path:
         (lambda d: d["well"].update(corners=[[1, 2], [3000, 4], [5, 6], [7, 8]]), "well.corners", "outside the 640 x 480 frame"),
         (lambda d: d["well"].update(rows=18), "well.empty", "20 x 12 x 3"),
         (lambda d: d["well"].update(cols=2.5), "well.cols", "whole number"),
+        (lambda d: d["well"].update(empty_middle=[[1, 2, 3]]), "well.empty_middle", "22 x 12 x 3"),
         (lambda d: d["well"]["piece_colours"].pop("T"), "well.piece_colours", "each of O I S Z L J T"),
         (lambda d: d["well"]["piece_colours"].update(T=[1, 2]), "well.piece_colours.T", "3 array"),
         (lambda d: d.update(method="guess"), "method", "auto, corners, rect"),
@@ -132,6 +135,13 @@ def test_a_bad_value_is_an_error_naming_the_file_and_the_key(tmp_path, edit, key
     assert (caught.value.path, caught.value.key) == (path, key)
     assert reason in caught.value.reason
     assert str(caught.value).startswith(f"{path}: {key}: ")
+
+
+def test_a_file_from_before_the_middle_look_loads_and_reads_cells_whole(tmp_path):
+    path = _edited(tmp_path, lambda d: d["well"].pop("empty_middle"))
+    well = load(path).well
+    assert well.empty_middle is None and not well.read_middles
+    assert np.abs(well.empty - _record().well.empty).max() <= 0.05 + 1e-4
 
 
 def test_a_calibration_for_another_frame_size_is_refused(tmp_path):
