@@ -22,7 +22,9 @@ corners, preview}`` (preview: a preview box was found) after the calibration ran
 (the fit on a thread of its own: frames and heartbeats go on); a good one replaces the running
 one at once.
 ``cam.state`` every ``STATE_EVERY_S``; the heartbeat's stats carry the counters and the per-frame
-processing time p50/p99 (wall time from the frame's arrival to its obs.frame, in ms).
+processing time p50/p99 (wall time from the frame's arrival to its obs.frame, in ms).  Both say
+how the cells are read (``cells_read_by``: ``undecided`` until the first frames of play show
+whether the game fills its cells, then ``middles`` or ``whole``; see games/tetris/cell_look.py).
 
 Measured (2 Dec 2026, shared 2-core machine at load 3-8): the pipeline per frame on the
 simulator's stream (``nes`` skin, level 5, random keys, 829 frames, thread CPU time) p50 0.95 ms,
@@ -222,12 +224,13 @@ class Camera:
         while self._fps_window and now - self._fps_window[0] > STATE_EVERY_S:
             self._fps_window.popleft()
         calibration = self.pipeline.calibration if self.pipeline is not None else "lost"
+        cells_read_by = self.pipeline.reader.look if self.pipeline is not None else None
         connected = self.connected()
         if now - self._state_at >= STATE_EVERY_S:
             self._state_at = now
             self.service.publisher.publish("cam.state", {
                 "source": self.config.source, "connected": connected, "fps": round(len(self._fps_window) / STATE_EVERY_S, 1),
-                "calibration": calibration, **self.counts,
+                "calibration": calibration, "cells_read_by": cells_read_by, **self.counts,
             })
         problems = [text for ok, text in (
             (connected, "no frames from the source"),
@@ -241,6 +244,7 @@ class Camera:
         timings = 1000 * np.asarray(self._timings) if self._timings else np.zeros(1)
         self.service.stats = {
             **self.counts, "repeats": self.clock.repeats, "calibration": calibration,
+            "cells_read_by": cells_read_by,
             "process_ms_p50": round(float(np.percentile(timings, 50)), 2),
             "process_ms_p99": round(float(np.percentile(timings, 99)), 2),
         }

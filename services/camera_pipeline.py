@@ -2,9 +2,10 @@
 games/tetris/vision_bench.py, frame by frame, plus the calibration re-check.
 
 Pure: no sockets, no clocks, no files (the caller reads the calibration and its reference frame).
-Per frame, exactly as the vision bench does: ``observe`` -> ``read_preview`` (when the
-calibration has a preview box) -> ``BoardFilter(k)`` -> ``PieceTracker(calibration)``, with the
-frame's capture time as the timestamp.  Every ``RECHECK_EVERY_S`` of capture time the
+Per frame, exactly as the vision bench does: ``cell_look.LearningObserver`` (``observe``, which
+learns in the first frames of play whether to read the cells by their middles) ->
+``read_preview`` (when the calibration has a preview box) -> ``BoardFilter(k)`` ->
+``PieceTracker(calibration)``, with the frame's capture time as the timestamp.  Every ``RECHECK_EVERY_S`` of capture time the
 ``CalibrationMonitor`` (games/tetris/recheck.py) compares the well's surroundings with the
 calibration's reference frame and reports ``ok``, ``moved``, ``lost`` or ``blind`` (also when
 there is no reference frame to compare with).
@@ -35,7 +36,8 @@ import numpy as np
 
 from gamerig.games.tetris.preview import PreviewCalibration, read_preview
 from gamerig.games.tetris.recheck import CalibrationMonitor
-from gamerig.games.tetris.recognition import GridCalibration, observe
+from gamerig.games.tetris.cell_look import LearningObserver
+from gamerig.games.tetris.recognition import GridCalibration
 from gamerig.games.tetris.temporal import BoardFilter
 from gamerig.games.tetris.tracker import Event, PieceTracker, piece_cells_of
 
@@ -67,6 +69,7 @@ class RecognitionPipeline:
         k: int = 2,
     ) -> None:
         self.well = well
+        self.reader = LearningObserver(well)
         self.preview = preview
         self.filter = BoardFilter(k)
         self.tracker = PieceTracker(well)
@@ -82,7 +85,7 @@ class RecognitionPipeline:
 
     def process(self, image: np.ndarray, t_capture: float, frame_seq: int) -> FrameResult:
         """Recognize one frame captured at ``t_capture``."""
-        observation = observe(image, self.well)
+        observation = self.reader.observe(image)
         next_piece = read_preview(image, self.preview).piece if self.preview is not None else None
         update = self.filter.update(observation, t_capture)
         tracked = self.tracker.update(update, observation, t_capture)

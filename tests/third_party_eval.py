@@ -11,9 +11,10 @@ window is padded to 4:3 with its own background (its corner pixel: a monitor sho
 filmed by a random camera (``CameraSettings.random``, seeded by the scene).  Prints each failed
 scene, how many were found (worst corner within CORNER_PX), how often find_well gave None, and
 the median worst-corner error.  Then recognition, calibrated from the true corners and
-EMPTY_FRAMES of the empty well: the cells read right (the game's ghost, the outline it draws
-where the piece would land, apart: an empty cell to the game, read filled when it is) and the
-frames read right in every cell.
+EMPTY_FRAMES of the empty well, through ``cell_look.LearningObserver`` from the scene's first
+frame: the cells read right (the game's ghost, the outline it draws where the piece would land,
+is empty cells; also counted apart), the frames read right in every cell, how each scene came
+to be read, and the same counts over the frames read after that was decided.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import argparse
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -30,7 +32,8 @@ import cv2
 import numpy as np
 
 from gamerig.games.tetris.calibration import find_well
-from gamerig.games.tetris.recognition import learn_empty, observe
+from gamerig.games.tetris.cell_look import CELL_LOOKS, LearningObserver
+from gamerig.games.tetris.recognition import learn_empty
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
 
 CORNER_PX = 3.0  # as `gamerigctl bench vision` counts a calibration found
@@ -50,10 +53,12 @@ def game_python(venv: Path) -> Path:
 
 @dataclass
 class Reading:
-    """Recognition's count over frames: cells outside the ghost, ghost cells, whole frames."""
+    """Recognition's count over frames: cells (the ghost's are empty cells), ghost cells read
+    filled, frames read right in every cell."""
 
     wrong: int = 0
     cells: int = 0
+    wrong_outside_ghost: int = 0
     ghost_filled: int = 0
     ghost: int = 0
     exact: int = 0
@@ -62,6 +67,24 @@ class Reading:
     def add(self, other: Reading) -> None:
         for name, value in vars(other).items():
             setattr(self, name, getattr(self, name) + value)
+
+    def summary(self) -> str:
+        """The counts as the report prints them."""
+        outside = 1 - self.wrong_outside_ghost / max(self.cells - self.ghost, 1)
+        return (f"cells right {100 * (1 - self.wrong / max(self.cells, 1)):.3f}% of {self.cells} ({100 * outside:.3f}% outside"
+                f" the ghost), ghost cells read filled {self.ghost_filled} of {self.ghost}, frames right {self.exact} of {self.frames}")
+
+
+@dataclass
+class SceneResult:
+    """One scene: find_well's worst-corner error (None: no well found), recognition over all its
+    frames and over those read after ``cell_look`` decided, and what it decided."""
+
+    scene: int
+    corner_error: float | None
+    every_frame: Reading = field(default_factory=Reading)
+    once_decided: Reading = field(default_factory=Reading)
+    look: str = "undecided"
 
 
 def filmed(saved: dict[str, np.ndarray], seed: int) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
@@ -85,26 +108,28 @@ def filmed(saved: dict[str, np.ndarray], seed: int) -> tuple[list[np.ndarray], l
     return [frame for frame, _ in shots], empties, map_points(shots[0][1], saved["corners"] + [0, top])
 
 
-def measure(job: tuple[Path, int]) -> tuple[int, float | None, Reading]:
-    """One scene: its number, find_well's worst-corner error (None: no well found) and what
-    recognition read from the true corners."""
+def measure(job: tuple[Path, int]) -> SceneResult:
+    """One scene: find_well on its frames, and recognition from the true corners."""
     path, scene = job
     cv2.setNumThreads(1)
     saved = dict(np.load(path))
     frames, empties, truth = filmed(saved, 1000 + scene)
     fit = find_well(frames)
-    calibration = learn_empty(empties, truth)
-    reading = Reading()
+    result = SceneResult(scene, None if fit is None else float(np.linalg.norm(fit.corners - truth, axis=1).max()))
+    reader = LearningObserver(learn_empty(empties, truth))
     for frame, cells, ghost in zip(frames, saved["cells"], saved["ghosts"]):
-        observation = observe(frame, calibration)
-        reading.frames += 1
-        if not observation.valid:
-            continue
-        wrong = observation.filled != cells[::-1]  # bottom row first
-        ghost = ghost[::-1]
-        reading.add(Reading(int((wrong & ~ghost).sum()), int((~ghost).sum()), int((wrong & ghost).sum()), int(ghost.sum()),
-                            int(not (wrong & ~ghost).any()), 0))
-    return scene, None if fit is None else float(np.linalg.norm(fit.corners - truth, axis=1).max()), reading
+        observation = reader.observe(frame)
+        reading = Reading(frames=1)
+        if observation.valid:
+            wrong = observation.filled != cells[::-1]  # bottom row first
+            ghost = ghost[::-1]
+            reading = Reading(int(wrong.sum()), wrong.size, int((wrong & ~ghost).sum()), int((wrong & ghost).sum()),
+                              int(ghost.sum()), int(not wrong.any()), 1)
+        result.every_frame.add(reading)
+        if reader.look != "undecided":
+            result.once_decided.add(reading)
+    result.look = reader.look
+    return result
 
 
 def main() -> None:
@@ -117,21 +142,22 @@ def main() -> None:
         subprocess.run([str(python), str(SCREENS), str(args.scenes), out], check=True, stdout=subprocess.DEVNULL)
         jobs = [(Path(out) / f"{k}.npz", k) for k in range(args.scenes)]
         with Pool(2) as pool:
-            results = sorted(pool.map(measure, jobs), key=lambda result: result[0])
-    errors = [error for _, error, _ in results if error is not None]
-    for scene, error, _ in results:
-        if error is None or error > CORNER_PX:
-            print(f"  scene {scene}: {'no well' if error is None else f'{error:.1f} px off'}")
+            results = pool.map(measure, jobs)
+    errors = [result.corner_error for result in results if result.corner_error is not None]
+    for result in results:
+        if result.corner_error is None or result.corner_error > CORNER_PX:
+            error = "no well" if result.corner_error is None else f"{result.corner_error:.1f} px off"
+            print(f"  scene {result.scene}: {error}")
     found = sum(error <= CORNER_PX for error in errors)
     print(f"found {found}/{len(results)} ({100 * found / len(results):.1f}%), None on {len(results) - len(errors)};"
           f" median worst-corner error of the wells returned {np.median(errors) if errors else float('nan'):.2f} px")
-    read = Reading()
-    for _, _, reading in results:
-        read.add(reading)
-    print(f"recognition from the true corners: cells right {100 * (1 - read.wrong / max(read.cells, 1)):.3f}% of"
-          f" {read.cells} (the ghost's apart), ghost cells read filled {read.ghost_filled} of {read.ghost};"
-          f" frames right but for the ghost {read.exact} of {read.frames}")
-
+    every_frame, once_decided = Reading(), Reading()
+    for result in results:
+        every_frame.add(result.every_frame)
+        once_decided.add(result.once_decided)
+    looks = Counter(result.look for result in results)
+    print(f"recognition from the true corners: {every_frame.summary()}")
+    print(f"  scenes read by {', '.join(f'{look} {looks[look]}' for look in CELL_LOOKS)}; once decided: {once_decided.summary()}")
 
 if __name__ == "__main__":
     main()

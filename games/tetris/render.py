@@ -252,6 +252,7 @@ def render(
     seed: int = 0,
     flash_rows: Sequence[int] = (),
     flash_colour: BGR | None = None,
+    ghost: Sequence[Cell] = (),
 ) -> Screen:
     """Draw ``board`` with the falling piece's 1-based ``falling`` cells, the next piece in the
     preview box (when the skin has one) and optional score and line counters.
@@ -264,6 +265,9 @@ def render(
     board holds there: every cell in ``flash_colour`` (a line-clear flash, the game-over fill),
     or, with ``flash_colour`` None, empty (a line-clear blink).  Their colour ids are 0: they
     show no piece.
+
+    ``ghost`` (1-based cells) draws a ghost piece, the shadow many games show where the falling
+    piece would land: an outline in the falling piece's colour over empty cells (colour ids 0).
     """
     width, height = size
     if next_piece is not None and next_piece not in PIECE_NAMES:
@@ -283,6 +287,12 @@ def render(
         left, top = lay.left + x * c, lay.top + (lay.rows - 1 - y) * c
         image[top : top + c, left : left + c] = static[top : top + c, left : left + c]
         _paste(image, skin, hex_to_bgr(skin.piece_colours[ids[y, x] - 1]), left, top, c)
+    if ghost:
+        colour_id = piece_index(falling_piece) if falling_piece else UNKNOWN_PIECE_ID
+        tile, mask = _tile("outline", hex_to_bgr(skin.piece_colours[colour_id - 1]), c, skin.cell_gap)
+        for x, y in ghost:
+            left, top = lay.left + (x - 1) * c, lay.top + (lay.rows - y) * c
+            np.copyto(image[top : top + c, left : left + c], tile, where=mask[..., None])
     if flash_colour is not None:
         for y in flashed:
             for x in range(board.width):

@@ -70,8 +70,11 @@ pause of play (line-clear animation plus the next spawn, a piece moving above th
 After game over the tracker waits for a new game (a board with at most one piece, all in its top
 rows) and starts afresh; ``reset`` does that at once.
 
-Not handled: games that draw a ghost piece (its cells would read as a second piece) and games
-with a hold key (a piece swapped for another at the top is unsure until the stack is re-read).
+A ghost piece (the outline some games draw where the falling piece would land) reads as the
+empty cells it is drawn over once recognition reads cells by their middles (``cell_look``: the
+first frames of play, a fraction of a second); until then it reads as a second piece and the
+tracker is unsure.  Not handled: games with a hold key (a piece swapped for another at the top is
+unsure until the stack is re-read).
 
 Measured: the unit tests drive it with real engine play through a real ``BoardFilter`` (clean
 boards, no camera); on 80 random games (40 with pieces spawning above the well, half without lock

@@ -16,7 +16,8 @@ Per scene:
   the truth;
 * recognition, from the TRUE corners (so it is measured independently of calibration):
   ``learn_empty`` on filmed frames of the empty board, then every frame through ``observe``
-  -> ``BoardFilter(k)`` -> ``PieceTracker``;
+  (``cell_look.LearningObserver``, which learns in the first frames whether to read the cells by
+  their middles) -> ``BoardFilter(k)`` -> ``PieceTracker``;
 * the preview, when the skin has one: ``find_preview`` and ``learn_preview`` on
   ``PREVIEW_FRAMES`` filmed frames spread over the scene's play (given the true well corners),
   then ``read_preview`` on every frame before any bump.
@@ -50,6 +51,7 @@ board (settled stack plus the falling piece's cells inside the well).
   scene of one long piece shows only one: no box can be found from it, and none is read); next_piece_accuracy: frames read with a learned preview that named
   the next piece the game shows; next_piece_wrong: readings that named a piece the box showed
   neither on this frame nor on the one before (unread frames are neither right nor wrong);
+* cell_looks: scenes by how their cells came to be read (middles, whole, undecided);
 * latency: thread CPU time of ``observe`` per 640 x 480 frame (the caller pins OpenCV to one
   thread), and of the whole per-frame pipeline: ``observe``, ``read_preview`` (when the scene
   has a learned preview), the filter and the tracker.
@@ -89,7 +91,8 @@ from .board import Board
 from .calibration import find_well
 from .players import PlayerSpec
 from .preview import PreviewCalibration, find_preview, learn_preview, read_preview
-from .recognition import GridCalibration, Observation, falling_piece, learn_empty, observe
+from .cell_look import CELL_LOOKS, LearningObserver
+from .recognition import GridCalibration, Observation, falling_piece, learn_empty
 from .render import BGR, Screen, hex_to_bgr, render
 from .rules import Rules
 from .skins import SKINS, Skin
@@ -168,6 +171,8 @@ class Tally:
     next_reads: int = 0  # ... that named a piece
     next_correct: int = 0
     next_wrong: int = 0
+    #: scenes by how ``cell_look`` came to read their cells: middles, whole or undecided
+    cell_looks: Counter = field(default_factory=Counter)
 
     def add(self, other: Tally) -> None:
         """Add another tally's counts to this one."""
@@ -212,6 +217,7 @@ class Tally:
             "preview_found_rate": rate(self.preview_found, self.preview_scenes),
             "next_piece_accuracy": rate(self.next_correct, self.next_frames),
             "next_piece_wrong": self.next_wrong,
+            "cell_looks": {look: self.cell_looks[look] for look in CELL_LOOKS},
             "hard": {
                 kind: {what: self.hard[kind, what] for what in ("frames", "flagged", "commits", "wrong_commits")}
                 for kind in HARD_KINDS
@@ -310,6 +316,7 @@ class SceneRun:
         calibration = learn_empty([image for image, _ in shots], map_points(shots[0][1], self.screen(None).well_corners))
         preview = self._preview(frames[: bump_at or len(frames)], calibration, tally)
         board_filter, tracker, judge = BoardFilter(k), PieceTracker(calibration), _SpawnJudge(k)
+        reader = LearningObserver(calibration)
         bumped = _bumped(self.settings, self.rng)
         shown_next: tuple[str | None, ...] = ()
         for index, truth in enumerate(frames):
@@ -317,7 +324,7 @@ class SceneRun:
             image, _ = self.filmed(truth, bumped if after_bump else self.settings)
             timestamp = index / FPS
             started = time.thread_time()
-            observation = observe(image, calibration)
+            observation = reader.observe(image)
             read = time.thread_time()
             next_piece = read_preview(image, preview).piece if preview is not None else None
             update = board_filter.update(observation, timestamp)
@@ -329,11 +336,12 @@ class SceneRun:
                 shown_next = (truth.shown.next_piece, *shown_next[:1])
                 self._count_preview(next_piece, shown_next, tally)
             play = truth.kind == "play" and not after_bump
-            self._count(truth, "after_bump" if after_bump else truth.kind, observation, update, tracked, calibration, tally)
+            self._count(truth, "after_bump" if after_bump else truth.kind, observation, update, tracked, reader.calibration, tally)
             judge.frame(truth, play, tracked.events, tally)
             if not after_bump:
                 tally.true_events.update(truth.events)
         judge.finish(tally)
+        tally.cell_looks[reader.look] += 1
 
     def _preview(self, frames: list[TruthFrame], calibration: GridCalibration, tally: Tally) -> PreviewCalibration | None:
         """The preview box found (``find_preview`` on ``PREVIEW_FRAMES`` frames spread over the

@@ -194,6 +194,8 @@ def test_camera_service_on_the_simulators_stream(bus: tuple[zmq.Context, Endpoin
             assert all(event["rows"] == [1, 2] for event in events if event["kind"] == "rows_cleared")
             assert kinds.count("landed") == len(COLUMNS)  # the last O's too: its rows cleared
             assert all(event["piece"] == "O" for event in events if event["kind"] in ("spawn", "landed"))
+            # the NES skin fills its cells: the first pieces taught the camera to read their middles
+            collector.wait_for(lambda m: m.topic == "cam.state" and m.body["cells_read_by"] == "middles", 3.0, play_start)
 
             phase("played and checked")
             # a snapshot
