@@ -5,8 +5,9 @@ single misread frame (noise, a half-drawn screen) never reaches the player, and 
 any cell read without confidence does not count; the latency this
 adds is reported in frames and in seconds from the frames' own timestamps.  A stable board
 that no move explains (more cells appear than one piece has, cells vanish without a full row
-to clear or a lock that completes one) is reported as "unsure" and not committed: the rig does
-not guess.
+to clear or a lock that completes one), or that no game shows at rest (more than two pieces' cells
+over an empty row: a line clear drawn row by row, even as the first board seen), is reported as
+"unsure" and not committed: the rig does not guess.
 
 An unexplained board is committed anyway ("resynced", for the tracker to re-read the stack) once
 play itself vouches for it: when it is the last of ``resync_links`` stable boards in a row (each
@@ -95,6 +96,16 @@ def _completed_and_cleared(before: np.ndarray, after: np.ndarray) -> bool:
             if int((cleared & ~after).sum()) <= PIECE_CELLS and int((after & ~cleared).sum()) < 2 * PIECE_CELLS:
                 return True
     return False
+
+
+def _floating(board: np.ndarray) -> str:
+    """Why no game at rest shows ``board``: more than two pieces' cells over an empty row (a
+    line clear being drawn, the full rows already erased and the stack not yet dropped); ""
+    when it could be a stack under a piece in the air (and the first cells of the next one, or
+    a misread cell, above it)."""
+    empty_rows = np.flatnonzero(~board.any(axis=1))
+    above = int(board[empty_rows[0] :].sum()) if len(empty_rows) else 0
+    return f"{above} cells over an empty row: a line clear being drawn" if above > 2 * PIECE_CELLS else ""
 
 
 def _unexplained(before: np.ndarray, after: np.ndarray) -> str:
@@ -203,7 +214,7 @@ class BoardFilter:
             return FilterUpdate("unsure" if self._stale else "pending", self._committed, reason=self._stale)
         if self._run == self.k:
             self._link(self._candidate)
-        reason = "" if self._committed is None else _unexplained(self._committed, self._candidate)
+        reason = _floating(self._candidate) or ("" if self._committed is None else _unexplained(self._committed, self._candidate))
         if reason and self._run < self.resync_frames and self._links < self.resync_links:
             self._stale = reason
             return FilterUpdate("unsure", self._committed, reason=reason)
@@ -220,6 +231,6 @@ class BoardFilter:
         leads to it from the last stable board, and starts again from it otherwise."""
         if self._stable is not None and np.array_equal(board, self._stable):
             return
-        follows = self._stable is not None and not _unexplained(self._stable, board)
+        follows = self._stable is not None and not _floating(board) and not _unexplained(self._stable, board)
         self._previous = self._stable if follows else None
         self._stable, self._links = board, (self._links + 1 if follows else 1)

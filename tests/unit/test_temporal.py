@@ -85,6 +85,24 @@ def test_cells_vanishing_without_a_full_row_are_unsure():
     assert updates[-1].status == "unsure" and "10 cells vanished" in updates[-1].reason
 
 
+def test_a_line_clear_half_drawn_is_never_a_first_board():
+    """The camera starts during a line clear that erased the full row before dropping the
+    stack: a floating stack, which no game shows at rest, stays unsure even with nothing
+    committed to compare it with; a piece in the air over empty rows is a board."""
+    floating = np.zeros((20, 10), dtype=bool)
+    floating[1, :8] = floating[2, :7] = True  # row 1 erased, rows 2 and 3 not yet dropped
+    board_filter = BoardFilter(2, resync_frames=6)
+    updates = _feed(board_filter, [_seen(floating)] * 5)
+    assert [u.status for u in updates] == ["pending"] + ["unsure"] * 4
+    assert updates[-1].reason == "15 cells over an empty row: a line clear being drawn" and board_filter.committed is None
+    dropped = _feed(board_filter, [_seen(np.roll(floating, -1, axis=0))] * 2, start=5)
+    assert dropped[-1].status == "committed"
+    in_the_air = np.roll(floating, -1, axis=0)
+    for x, y in T_SPAWN:
+        in_the_air[y - 1, x - 1] = True
+    assert _feed(board_filter, [_seen(in_the_air)] * 2, start=7)[-1].status == "committed"
+
+
 def test_a_drop_that_locks_and_clears_at_once_is_committed():
     before = np.zeros((20, 10), dtype=bool)
     before[0, :6] = True  # row 1 misses columns 7-10: an I lying there completes it
