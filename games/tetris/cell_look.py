@@ -9,6 +9,10 @@ reads cells whole and ``LearningObserver`` counts, over the first frames of play
 the cells read filled are filled in their middle too: at least ``FILLED_MIDDLES`` of them and
 the game fills its cells (a falling piece and its ghost alone give half), far fewer and it
 draws outlines.  It decides once, after ``MIN_FILLED_CELLS`` filled cells, and keeps the answer.
+Until then a frame that shows both kinds of cells (a piece or a stack and a ghost) is no
+observation: read whole, the ghost would show as cells of the board.  A ghost alone (its piece
+still above the well) is read as cells until then: refusing every frame with outlined cells
+would blind a game of outlines for its first piece.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ MIN_FILLED_CELLS = 48
 FILLED_MIDDLES = 0.3
 #: How a game's cells are read: by their middles, whole, or not decided yet.
 CELL_LOOKS = ("middles", "whole", "undecided")
+#: The reason of a frame refused while undecided.
+UNDECIDED = "solid and outlined cells in one frame before the game's cells are learned (a ghost piece?)"
 
 
 class LearningObserver:
@@ -49,15 +55,19 @@ class LearningObserver:
         observation = observe(frame, self.calibration)
         if self.look != "undecided" or not observation.valid or observation.solid is None:
             return observation
-        if observation.filled.all(axis=1).any():
-            return observation
-        self.filled_cells += int(observation.filled.sum())
-        self.filled_middles += int((observation.filled & observation.solid).sum())
-        if self.filled_cells < MIN_FILLED_CELLS:
-            return observation
-        if self.filled_middles < FILLED_MIDDLES * self.filled_cells:
-            self.look = "whole"
-            return observation
-        self.look = "middles"
-        self.calibration = dataclasses.replace(self.calibration, read_middles=True)
-        return observe(frame, self.calibration)
+        if not observation.filled.all(axis=1).any():  # a full row may be a flash: not counted
+            self.filled_cells += int(observation.filled.sum())
+            self.filled_middles += int((observation.filled & observation.solid).sum())
+        if self.filled_cells >= MIN_FILLED_CELLS:
+            if self.filled_middles < FILLED_MIDDLES * self.filled_cells:
+                self.look = "whole"
+                return observation
+            self.look = "middles"
+            self.calibration = dataclasses.replace(self.calibration, read_middles=True)
+            return observe(frame, self.calibration)
+        filled = observation.filled
+        if (filled & observation.solid).any() and (filled & ~observation.solid).any():
+            # solid cells beside outlined ones (a piece and its ghost, a stack and a ghost): which
+            # are the board's is not known yet, so no guess
+            return dataclasses.replace(observation, valid=False, reason=UNDECIDED)
+        return observation

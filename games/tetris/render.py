@@ -239,6 +239,20 @@ def _colour_ids(board: Board, stack_ids: np.ndarray | None, falling: Sequence[Ce
     return ids
 
 
+def _landing(board: Board, falling: Sequence[Cell]) -> list[Cell]:
+    """The cells inside the well where the falling cells would land dropped straight down, but
+    those the piece covers now: where a ghost piece is drawn."""
+
+    def fits(drop: int) -> bool:
+        return all(y - drop >= 1 and (y - drop > board.height or not board.cells[y - drop - 1, x - 1]) for x, y in falling)
+
+    drop = 0
+    while fits(drop + 1):
+        drop += 1
+    now = set(falling)
+    return [(x, y - drop) for x, y in falling if (x, y - drop) not in now and y - drop <= board.height]
+
+
 def render(
     board: Board,
     skin: Skin,
@@ -252,7 +266,6 @@ def render(
     seed: int = 0,
     flash_rows: Sequence[int] = (),
     flash_colour: BGR | None = None,
-    ghost: Sequence[Cell] = (),
 ) -> Screen:
     """Draw ``board`` with the falling piece's 1-based ``falling`` cells, the next piece in the
     preview box (when the skin has one) and optional score and line counters.
@@ -266,8 +279,8 @@ def render(
     or, with ``flash_colour`` None, empty (a line-clear blink).  Their colour ids are 0: they
     show no piece.
 
-    ``ghost`` (1-based cells) draws a ghost piece, the shadow many games show where the falling
-    piece would land: an outline in the falling piece's colour over empty cells (colour ids 0).
+    A skin with ``ghost`` also outlines, in the falling piece's colour, the cells where it would
+    land if dropped now (their colour ids stay 0: the game's board has no piece there).
     """
     width, height = size
     if next_piece is not None and next_piece not in PIECE_NAMES:
@@ -287,10 +300,9 @@ def render(
         left, top = lay.left + x * c, lay.top + (lay.rows - 1 - y) * c
         image[top : top + c, left : left + c] = static[top : top + c, left : left + c]
         _paste(image, skin, hex_to_bgr(skin.piece_colours[ids[y, x] - 1]), left, top, c)
-    if ghost:
-        colour_id = piece_index(falling_piece) if falling_piece else UNKNOWN_PIECE_ID
-        tile, mask = _tile("outline", hex_to_bgr(skin.piece_colours[colour_id - 1]), c, skin.cell_gap)
-        for x, y in ghost:
+    if skin.ghost and falling:
+        tile, mask = _tile("outline", hex_to_bgr(skin.piece_colours[piece_index(falling_piece) - 1]), c, skin.cell_gap)
+        for x, y in _landing(board, falling):
             left, top = lay.left + (x - 1) * c, lay.top + (lay.rows - y) * c
             np.copyto(image[top : top + c, left : left + c], tile, where=mask[..., None])
     if flash_colour is not None:

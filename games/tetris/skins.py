@@ -66,6 +66,8 @@ class Skin:
     #: A mark drawn in every empty cell (the 1986 original prints " ." in empty cells).
     empty_mark: str | None = None
     preview: Preview | None = None
+    #: Whether the game outlines where the falling piece would land (a ghost piece).
+    ghost: bool = False
     text: str = "#ffffff"
     held_out: bool = False
 
@@ -118,7 +120,7 @@ SKINS: Final[tuple[Skin, ...]] = (
         cell_gap=1,
         preview=Preview(at_cells=(11.5, 8.0), size_cells=(5, 4), border="#b0b0b0"),
     ),
-    Skin(  # flat modern: guideline colours, grid lines, gradient surroundings
+    Skin(  # flat modern: guideline colours, grid lines, gradient surroundings, a ghost piece
         name="flat_modern",
         background=Background("vgradient", ("#1a1a40", "#402060")),
         well_fill="#101018",
@@ -130,6 +132,7 @@ SKINS: Final[tuple[Skin, ...]] = (
         border="#8080a0",
         border_cells=0.2,
         preview=Preview(at_cells=(11.0, 0.0), size_cells=(5, 4), border="#8080a0"),
+        ghost=True,
     ),
     Skin(  # outlined cells without fill, no grid
         name="outline",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,7 @@ def _changed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("sk", SKINS, ids=lambda s: s.name)
 def test_filled_cells_are_drawn_where_the_board_says_and_nowhere_else(sk):
+    sk = dataclasses.replace(sk, ghost=False)  # the ghost is drawn where no cell is: see below
     board, ids = _scene(1)
     screen = render(board, sk, falling=T_CELLS, falling_piece="T", stack_ids=ids, seed=5)
     empty = render(Board(), sk, seed=5)
@@ -93,8 +96,29 @@ def test_flash_rows_paint_every_cell_of_the_row_or_blank_it(sk):
     assert not white.colour_ids[1:3].any() and np.array_equal(white.colour_ids[3:], plain.colour_ids[3:])
 
 
-def test_falling_cells_above_the_well_are_not_drawn():
+def test_a_ghost_piece_outlines_where_the_piece_would_land_over_empty_cells():
     flat = skin("flat_modern")
+    assert flat.ghost
+    board = Board.from_rows(["#...#.....", "#.#.##...#"], height=20)
+    falling = [(2, 18), (3, 18), (3, 17), (4, 17)]  # a Z over a gap for each of its columns
+    screen = render(board, flat, falling=falling, falling_piece="Z")
+    plain = render(board, dataclasses.replace(flat, ghost=False), falling=falling, falling_piece="Z")
+    assert np.array_equal(screen.colour_ids, plain.colour_ids)  # no cell of the game's board
+    changed = _changed(screen.image, plain.image)
+    c = screen.cell_px
+    drawn = set()
+    for y in range(1, 21):
+        for x in range(1, 11):
+            cx, cy = screen.cell_centre(x, y)
+            if changed[int(cy - c / 2 + 1) : int(cy + c / 2), int(cx - c / 2 + 1) : int(cx + c / 2)].any():
+                drawn.add((x, y))
+            assert not changed[int(cy) - 2 : int(cy) + 3, int(cx) - 2 : int(cx) + 3].any()  # an outline: the middle stays
+    # dropped, the Z's right column (x 4) meets the stack at row 2, a row higher than x 2 and 3 would
+    assert drawn == {(2, 3), (3, 3), (3, 2), (4, 2)}
+
+
+def test_falling_cells_above_the_well_are_not_drawn():
+    flat = dataclasses.replace(skin("flat_modern"), ghost=False)
     entering = render(Board(), flat, falling=[(4, 20), (5, 20), (5, 21), (6, 21)], falling_piece="S")
     visible_half = render(Board(), flat, falling=[(4, 20), (5, 20)], falling_piece="S")
     assert np.array_equal(entering.image, visible_half.image)
