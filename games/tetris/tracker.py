@@ -2,7 +2,7 @@
 
 The tracker keeps the settled stack and the falling piece (type by shape through
 :func:`.recognition.falling_piece`, with the piece colour as a second vote when the calibration
-knows the colours) and explains every committed board (``committed`` or ``resynced``) by one
+knows the colours, or once the tracker has learned them from the pieces it named by shape) and explains every committed board (``committed`` or ``resynced``) by one
 step of play from the board it accepted last.  Frames the filter did not commit (steady,
 pending, unsure, no observation) never produce events, except the game-over timeout below.
 
@@ -95,6 +95,7 @@ from typing import Literal
 import cv2
 import numpy as np
 
+from .piece_colours import PieceColourLearner
 from .pieces import ORIENTATIONS, PIECE_NAMES, cells as piece_cells
 from .recognition import FallingPiece, GridCalibration, Observation, falling_piece
 from .temporal import PIECE_CELLS, FilterUpdate
@@ -248,7 +249,8 @@ class PieceTracker:
     """Turns the filter's committed boards into piece events; see the module docstring.
 
     ``calibration`` gives the colour vote (its piece colours; without them the shape decides
-    alone); ``top_out_rows`` are the rows where a stack means the game may be over,
+    alone, and the tracker learns them from the first ``colour_samples`` spawns of each piece,
+    after which the colour votes); ``top_out_rows`` are the rows where a stack means the game may be over,
     ``game_over_s`` how long nothing may happen then before it is; ``resync_s`` how long boards
     may stay unexplained before the stack is re-read.
     """
@@ -259,6 +261,7 @@ class PieceTracker:
         top_out_rows: int = 2,
         game_over_s: float = 3.0,
         resync_s: float = 0.75,
+        colour_samples: int = 3,
     ) -> None:
         if top_out_rows < 1:
             raise ValueError(f"top_out_rows must be at least 1, got {top_out_rows}")
@@ -267,6 +270,7 @@ class PieceTracker:
         if resync_s <= 0:
             raise ValueError(f"resync_s must be positive, got {resync_s}")
         self.calibration = calibration
+        self._colours = PieceColourLearner(colour_samples)  # a new game keeps what it learned
         self.top_out_rows = top_out_rows
         self.game_over_s = game_over_s
         self.resync_s = resync_s
@@ -300,8 +304,21 @@ class PieceTracker:
         if not self._over and self._stack is not None and self._topped_out() and timestamp - self._last_step >= self.game_over_s:
             events += self._game_over(timestamp)
             status, reason = self._status, self._reason
+        self._learn_colours(events, observation)
         stack = None if self._stack is None else self._stack.copy()
         return TrackerUpdate(tuple(events), stack, self._falling, status, reason)
+
+    def _learn_colours(self, events: list[Event], observation: Observation) -> None:
+        """A sample of each spawned piece's colour, while the calibration lacks piece colours;
+        once every piece has enough, the calibration gets them and the colour votes."""
+        if self.calibration is None or self.calibration.piece_colours is not None or not observation.valid:
+            return
+        for event in events:
+            # a spawn named from an earlier board of the filter's chain may have moved since
+            rows = observation.filled.shape[0]
+            if event.kind == "spawn" and all(y <= rows and observation.filled[y - 1, x - 1] for x, y in event.cells):
+                self._colours.add(observation, event.piece, event.cells)
+        self.calibration = self._colours.with_colours(self.calibration)
 
     # ---- committed boards ---------------------------------------------------------
 

@@ -35,9 +35,9 @@ PIECE_COLOURS = np.array(
 MISREAD_RATE = 0.2
 
 
-def _calibration() -> GridCalibration:
+def _calibration(colours: np.ndarray | None = PIECE_COLOURS) -> GridCalibration:
     corners = np.array([[0, 0], [COLS, 0], [COLS, ROWS], [0, ROWS]], dtype=np.float32)
-    return GridCalibration(corners, COLS, ROWS, np.zeros((ROWS + 2, COLS + 2, 3), np.float32), PIECE_COLOURS)
+    return GridCalibration(corners, COLS, ROWS, np.zeros((ROWS + 2, COLS + 2, 3), np.float32), colours)
 
 
 class Screen:
@@ -375,6 +375,28 @@ def test_a_colour_that_votes_against_the_shape_holds_the_spawn_back():
     assert not screen.events and screen.updates[-1].status == "unsure" and "colour" in screen.updates[-1].reason
     screen.act(FALL)
     assert _kinds(screen.events) == [("spawn", "T")]
+
+
+def test_piece_colours_are_learned_from_the_first_spawns_then_vote():
+    screen = Screen(FixedPieces("OISZLJT" * 3 + "T", repeat=False))
+    screen.tracker = PieceTracker(_calibration(colours=None), game_over_s=GAME_OVER_S)
+    game = screen.game
+    while game.pieces < 21:  # pieces landed
+        if game.pieces == 20:
+            assert screen.tracker.calibration.piece_colours is None  # the third T is still to come
+        screen.act(FALL)  # the next piece spawns
+        screen.act(FALL)
+        lowest = min(enumerate_placements(game.board, game.piece.kind, game.rules), key=lambda p: p.y)
+        for key in lowest.keys:
+            if game.piece is None:
+                break
+            screen.act(key)
+    assert [e.piece for e in screen.events if e.kind == "spawn"] == list("OISZLJT" * 3)
+    assert np.allclose(screen.tracker.calibration.piece_colours, PIECE_COLOURS)
+    # learned, the colour votes: the next T drawn in the O's colour is held back
+    screen.game.iterate()
+    screen.show(*screen.picture(screen.ids, screen.game.piece, piece_colour="O"))
+    assert screen.updates[-1].status == "unsure" and "colour" in screen.updates[-1].reason
 
 
 def test_a_misread_cell_committed_for_a_moment_reports_nothing():
