@@ -267,6 +267,7 @@ from gamerig.games.tetris.headless import play_game
 from gamerig.games.tetris.players import Player
 from gamerig.games.tetris.rules import Rules
 from gamerig.games.tetris.sequence import FixedPieces
+from gamerig.games.tetris.skins import skin as skin_by_name
 from gamerig.hardware.sim.faults import parse_fault
 from gamerig.hardware.sim.machine import FAULTS
 
@@ -385,12 +386,13 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--level must be 1..10, got {args.level}")
         for spec in args.fault:
             parse_fault(spec, FAULTS)
+        skin_by_name(args.skin)  # the skin's own error lists the known ones
     except ValueError as exc:
         print(f"gamerigctl bench rig: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     keys = {name: value for name, value in (("hold_ms", args.hold_ms), ("gap_ms", args.gap_ms)) if value is not None}
     options = SimRigOptions(
-        level=args.level, preview=args.preview, seed=args.seed, player=args.player, faults=tuple(args.fault), keys=keys,
+        level=args.level, preview=args.preview, seed=args.seed, skin=args.skin, player=args.player, faults=tuple(args.fault), keys=keys,
         play={"plan_ahead": False} if args.no_plan_ahead else {},
     )
     progress = None if args.json else (lambda n: print(f"\rpieces {n}/{args.pieces}", end="", file=sys.stderr, flush=True))
@@ -418,6 +420,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--preview", action="store_true", help="the simulator shows the next piece")
     parser.add_argument("--seed", type=int, default=0, help="the simulator's seed (pieces and camera; default 0)")
     parser.add_argument("--player", default="gamerig", help="the ai's player (default gamerig)")
+    parser.add_argument("--skin", default=SimRigOptions.skin, help=f"the simulator's screen skin (default {SimRigOptions.skin})")
     parser.add_argument(
         "--fault", action="append", default=[], metavar="SPEC",
         help="a simulator fault NAME[=VALUE][@SECONDS|@PIECESp after play starts] (repeatable), e.g. drop=0.02, freeze=0.5@60, freeze=1@200p",

@@ -65,6 +65,7 @@ def test_at_level_10_pieces_late_in_their_fall_are_left_to_gravity_and_land_as_p
 
 
 def test_bad_options_exit_2_before_anything_starts() -> None:
-    for args, words in ((("--pieces", "0"), "--pieces"), (("--level", "11"), "--level"), (("--fault", "melt=1"), "melt")):
+    for args, words in ((("--pieces", "0"), "--pieces"), (("--level", "11"), "--level"), (("--fault", "melt=1"), "melt"),
+                        (("--skin", "nope"), "unknown skin 'nope'; known skins: elektronika1986")):
         proc = bench(*args)
         assert proc.returncode == 2 and words in proc.stderr, proc.stderr
