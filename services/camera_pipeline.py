@@ -5,7 +5,8 @@ Pure: no sockets, no clocks, no files (the caller reads the calibration and its 
 Per frame, exactly as the vision bench does: ``cell_look.LearningObserver`` (``observe``, which
 learns in the first frames of play whether to read the cells by their middles) ->
 ``read_preview`` (when the calibration has a preview box) -> ``BoardFilter(k)`` ->
-``PieceTracker(calibration)``, with the frame's capture time as the timestamp.  Every ``RECHECK_EVERY_S`` of capture time the
+``PieceTracker(calibration)`` (which learns the piece colours from its first spawns), with the
+frame's capture time as the timestamp.  Every ``RECHECK_EVERY_S`` of capture time the
 ``CalibrationMonitor`` (games/tetris/recheck.py) compares the well's surroundings with the
 calibration's reference frame and reports ``ok``, ``moved``, ``lost`` or ``blind`` (also when
 there is no reference frame to compare with).
@@ -34,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from gamerig.games.tetris.cell_look import LearningObserver
 from gamerig.games.tetris.preview import PreviewCalibration, read_preview
 from gamerig.games.tetris.recheck import CalibrationMonitor
-from gamerig.games.tetris.cell_look import LearningObserver
 from gamerig.games.tetris.recognition import GridCalibration
 from gamerig.games.tetris.temporal import BoardFilter
 from gamerig.games.tetris.tracker import Event, PieceTracker, piece_cells_of
