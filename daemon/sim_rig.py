@@ -55,12 +55,9 @@ import numpy as np
 import yaml
 import zmq
 
-from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.render import render
 from gamerig.games.tetris.rules import iteration_delay
-from gamerig.games.tetris.skins import Skin, skin as skin_by_name
-from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, CameraSettings, homography, map_points
-from gamerig.hardware.sim.target import TargetOptions
+from gamerig.games.tetris.skins import skin as skin_by_name
+from gamerig.hardware.sim.target import TargetOptions, filmed_well_corners
 
 from .bus import ControlClient, DaemonNotRunning, Endpoints, Subscriber
 from .rig_config import load_rig_config
@@ -122,18 +119,10 @@ def calibration_every_s(level: int, rows: int = 20) -> float:
     return min(longest, max(shortest, CALIBRATION_FALLS * rows * iteration_delay(level))) / CALIBRATION_FRAMES
 
 
-def filmed_well_corners(camera: CameraSettings, skin: Skin) -> np.ndarray:
-    """The well's corners (TL TR BR BL, frame pixels) as a simulator camera with ``camera``'s
-    settings films a target drawing ``skin``."""
-    screen = render(Board(), skin, size=FRAME_SIZE)
-    height, width = screen.image.shape[:2]
-    return map_points(homography(camera, (width, height)), screen.well_corners)
-
-
 def true_corners(seed: int, skin: str) -> np.ndarray:
     """The well's corners as ``gamerigctl sim --seed SEED --skin SKIN`` films them: its camera is
-    ``TargetOptions(camera_seed=seed).camera_settings()``."""
-    return filmed_well_corners(TargetOptions(camera_seed=seed).camera_settings(), skin_by_name(skin))
+    ``TargetOptions(skin=skin, camera_seed=seed).camera_settings()``."""
+    return filmed_well_corners(TargetOptions(skin=skin, camera_seed=seed).camera_settings(), skin_by_name(skin))
 
 
 def gamerigctl_command() -> list[str]:

@@ -47,8 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.render import render
-from gamerig.games.tetris.skins import skin as skin_by_name
+from gamerig.games.tetris.skins import Skin, skin as skin_by_name
 from gamerig.hardware.realtime import try_realtime
 
 from .camera_feed import CameraFeed
@@ -56,7 +57,7 @@ from .game_session import FRAME_HZ, GameOptions, GameSession
 from .ground_truth import FrameTruth, GroundTruth, PieceTruth, ReceivedKey
 from .keyboard import KeyboardModel
 from .screen_stream import MjpegStreamServer
-from .synthetic_camera import FRAME_SIZE, CameraSettings
+from .synthetic_camera import FRAME_SIZE, CameraSettings, homography, map_points
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,10 @@ log = logging.getLogger(__name__)
 #: period skips filming (the camera then seemed stalled for 3 periods, and play halted, two to four
 #: times in each 1,000-piece level-10 run on the shared 2-core machine).  Below the relay's 10.
 FRAME_LOOP_PRIORITY = 5
+#: Frame pixels the seeded camera leaves at least between the well and the frame's edges.
+WELL_MARGIN_PX = 4.0
+#: Random cameras drawn at most for one that films the whole well (the last one is kept).
+CAMERA_DRAWS = 20
 
 
 @dataclass(frozen=True)
@@ -88,10 +93,28 @@ class TargetOptions:
     truth_path: str | Path | None = None
 
     def camera_settings(self) -> CameraSettings:
-        """The camera used: the given settings or the seeded random webcam."""
+        """The camera used: the given settings, or the first plausible webcam drawn from
+        ``camera_seed`` that films the whole well with ``WELL_MARGIN_PX`` to spare (an operator
+        aims the camera so; a few random ones cut the top of a tall well's frame)."""
         if self.camera is not None:
             return self.camera
-        return CameraSettings.random(np.random.default_rng(self.camera_seed))
+        rng = np.random.default_rng(self.camera_seed)
+        look = skin_by_name(self.skin)
+        for _ in range(CAMERA_DRAWS):
+            camera = CameraSettings.random(rng)
+            corners = filmed_well_corners(camera, look)
+            width, height = FRAME_SIZE
+            if (corners.min(axis=0) >= WELL_MARGIN_PX).all() and (corners.max(axis=0) <= (width - WELL_MARGIN_PX, height - WELL_MARGIN_PX)).all():
+                break
+        return camera
+
+
+def filmed_well_corners(camera: CameraSettings, look: Skin) -> np.ndarray:
+    """The well's corners (TL TR BR BL, frame pixels) as a simulator camera with ``camera``'s
+    settings films a target drawing the skin ``look``."""
+    screen = render(Board(), look, size=FRAME_SIZE)
+    height, width = screen.image.shape[:2]
+    return map_points(homography(camera, (width, height)), screen.well_corners)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ import pytest
 from gamerig.games.tetris.engine import FallingPiece, Game
 from gamerig.games.tetris.rules import Rules
 from gamerig.games.tetris.sequence import make_source
-from gamerig.games.tetris.skins import UNKNOWN_PIECE_ID
+from gamerig.games.tetris.skins import SKINS, UNKNOWN_PIECE_ID
 from gamerig.hardware.sim.control import ControlServer
 from gamerig.hardware.sim.faults import Fault, FaultSchedule, parse_fault, target_actions
 from gamerig.hardware.sim.game_session import GameOptions, GameSession, gravity_frames
 from gamerig.hardware.sim.ground_truth import FrameTruth
-from gamerig.hardware.sim.target import Target, TargetOptions
+from gamerig.hardware.sim.synthetic_camera import FRAME_SIZE, CameraSettings
+from gamerig.hardware.sim.target import WELL_MARGIN_PX, Target, TargetOptions, filmed_well_corners
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -128,6 +129,18 @@ def test_bad_options_are_refused() -> None:
         GameOptions(level=11)
     with pytest.raises(ValueError, match="fixed sequence"):
         GameOptions(sequence="fixed", pieces="XYZ")
+
+
+def test_the_seeded_camera_films_the_whole_well_of_every_skin() -> None:
+    """A tall well (flat_modern, handheld) ran off the top of camera seed 0's frame; the seeded
+    camera is redrawn until the well fits, and a well that fitted keeps its camera."""
+    width, height = FRAME_SIZE
+    for look in SKINS:
+        for seed in range(10):
+            options = TargetOptions(skin=look.name, camera_seed=seed)
+            corners = filmed_well_corners(options.camera_settings(), look)
+            assert (corners >= WELL_MARGIN_PX).all() and (corners <= (width - WELL_MARGIN_PX, height - WELL_MARGIN_PX)).all()
+    assert TargetOptions(skin="nes", camera_seed=0).camera_settings() == CameraSettings.random(np.random.default_rng(0))
 
 
 # ---- the running target --------------------------------------------------------------------------

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from gamerig.daemon.sim_rig import RigDaemon, filmed_well_corners, gamerigctl_command
+from gamerig.daemon.sim_rig import RigDaemon, gamerigctl_command
 from gamerig.hardware.sim.game_session import GameOptions
 from gamerig.hardware.sim.machine import Machine, MachineOptions
-from gamerig.hardware.sim.target import TargetOptions
+from gamerig.hardware.sim.target import TargetOptions, filmed_well_corners
 
 
 class MachineRig:
