@@ -4,9 +4,11 @@ gamerigd with its services, plays a few pieces and prints one JSON object.
 A small run (8 pieces at level 5 with the preview): every key the issue asks for is there with a
 sane value, the pieces are exactly the ones asked for, latencies are positive and ordered, and the
 headless AI was run on the same sequence.  At level 10 (60 pieces), pieces confirmed late in their
-fall are left to gravity and land as predicted.  With --keep, the play's bus is recorded.  Bad
-options exit 2 before anything starts.  Takes about 30 s a run (most of it starting and
-calibrating).  The benchmark's figures at a realistic size are in daemon/bench_rig.py's docstring.
+fall are left to gravity and land as predicted.  With --keep, the play's bus is recorded.  A skin
+with a ghost piece is calibrated (at level 10, while the first piece falls onto its ghost) and
+played, its cells read by their middles.  Bad options exit 2 before anything starts.  Takes about
+30 s a run (most of it starting and calibrating).  The benchmark's figures at a realistic size are
+in daemon/bench_rig.py's docstring.
 """
 
 from __future__ import annotations
@@ -62,6 +64,18 @@ def test_at_level_10_pieces_late_in_their_fall_are_left_to_gravity_and_land_as_p
     assert report["mismatches"] == 0, (report, (tmp_path / "gamerigd.log").read_text()[-3000:])
     # the calibration's 3 s of frames at level 10 (sim_rig.calibration_every_s) saw the preview change
     assert yaml.safe_load((tmp_path / "calibration.yaml").read_text()).get("preview") is not None
+
+
+def test_a_game_that_draws_a_ghost_piece_is_calibrated_and_played(tmp_path: Path) -> None:
+    # flat_modern outlines where the falling piece would land; with camera seed 1 at level 10 the
+    # first piece's ghost and then the piece itself cover one cell in every calibration frame
+    proc = bench("--pieces", "8", "--level", "10", "--preview", "--json", "--skin", "flat_modern", "--seed", "1",
+                 "--keep", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["pieces"] == 8 and not report["stopped_early"] and report["mismatches"] == 0, report
+    states = [json.loads(line)["body"] for line in (tmp_path / "bus.jsonl").read_text().splitlines() if '"cam.state"' in line]
+    assert states and states[-1]["cells_read_by"] == "middles"  # a ghost's outline is no filled cell
 
 
 def test_bad_options_exit_2_before_anything_starts() -> None:
