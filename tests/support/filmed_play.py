@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from gamerig.games.tetris.board import Board
-from gamerig.games.tetris.render import render
+from gamerig.games.tetris.render import Screen, render
 from gamerig.games.tetris.skins import Skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+
+
+def filmed(screens: Sequence[Screen], rng: np.random.Generator, settings: CameraSettings) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each screen filmed by one still camera with ``settings``, and the well's true corners in the frames."""
+    frames, homographies = zip(*(film(screen.image, rng, settings) for screen in screens))
+    return list(frames), map_points(homographies[-1], screens[-1].well_corners)
+
+
+def columns_aside(corners: np.ndarray, columns: int, cols: int = 10) -> np.ndarray:
+    """Well corners moved ``columns`` columns to the right (negative: left) along the top edge."""
+    return corners + columns * (corners[1] - corners[0]) / cols
 
 
 def filmed_play(seed: int, sk: Skin, count: int = 8) -> tuple[list[np.ndarray], np.ndarray]:
@@ -19,11 +32,9 @@ def filmed_play(seed: int, sk: Skin, count: int = 8) -> tuple[list[np.ndarray], 
     cells[:height] = rng.random((height, 10)) < 0.6
     ids = cells * rng.integers(1, 9, size=cells.shape)
     settings = CameraSettings.random(rng)
-    frames = []
+    screens = []
     for k in range(count):
         left = 1 if k % 2 == 0 else 8  # the T's left column, 1-based
         falling = [(left, 19 - 2 * k), (left + 1, 19 - 2 * k), (left + 2, 19 - 2 * k), (left + 1, 18 - 2 * k)]
-        screen = render(Board(cells=cells), sk, falling=falling, falling_piece="T", next_piece="I", stack_ids=ids, seed=seed)
-        frame, h = film(screen.image, rng, settings)
-        frames.append(frame)
-    return frames, map_points(h, screen.well_corners)
+        screens.append(render(Board(cells=cells), sk, falling=falling, falling_piece="T", next_piece="I", stack_ids=ids, seed=seed))
+    return filmed(screens, rng, settings)

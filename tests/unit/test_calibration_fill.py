@@ -12,7 +12,8 @@ from gamerig.games.tetris.calibration import _homography, find_well
 from gamerig.games.tetris.calibration_fill import column_move
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import skin
-from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+from gamerig.hardware.sim.synthetic_camera import CameraSettings
+from support.filmed_play import columns_aside, filmed
 
 SUCCESS_PX = 3.0
 FRAMES = 10
@@ -28,33 +29,27 @@ def paper_play(seed: int, skin_name: str = "paper") -> tuple[list[np.ndarray], n
     cells[0, 1:] = 1
     ids = cells * rng.integers(1, 8, size=cells.shape)
     settings = CameraSettings.random(rng)
-    frames = []
+    screens = []
     for k in range(FRAMES):
         row = 17 - k
         falling = [(7, row), (8, row), (8, row + 1), (9, row + 1)]
-        screen = render(Board(cells=cells), skin(skin_name), falling=falling, falling_piece="S", stack_ids=ids,
-                        next_piece="Z", seed=seed)
-        frame, h = film(screen.image, rng, settings)
-        frames.append(frame)
-    return frames, map_points(h, screen.well_corners)
-
-
-def _aside(corners: np.ndarray, columns: int) -> np.ndarray:
-    return corners + columns * (corners[1] - corners[0]) / 10
+        screens.append(render(Board(cells=cells), skin(skin_name), falling=falling, falling_piece="S", stack_ids=ids,
+                              next_piece="Z", seed=seed))
+    return filmed(screens, rng, settings)
 
 
 def test_a_fit_a_column_off_the_fill_is_told_which_way_to_move():
     frames, truth = paper_play(1)
     assert column_move(frames, _homography(truth, 10, 20), 10, 20) == 0
-    assert column_move(frames, _homography(_aside(truth, 1), 10, 20), 10, 20) == -1  # a column of the page at its right
-    assert column_move(frames, _homography(_aside(truth, -1), 10, 20), 10, 20) == 1
+    assert column_move(frames, _homography(columns_aside(truth, 1), 10, 20), 10, 20) == -1  # a column of the page at its right
+    assert column_move(frames, _homography(columns_aside(truth, -1), 10, 20), 10, 20) == 1
 
 
 def test_a_well_with_no_fill_of_its_own_says_nothing():
     """gradient_open's background runs through the well: every column looks alike."""
     frames, truth = paper_play(1, "gradient_open")
     for columns in (-1, 0, 1):
-        assert column_move(frames, _homography(_aside(truth, columns), 10, 20), 10, 20) == 0
+        assert column_move(frames, _homography(columns_aside(truth, columns), 10, 20), 10, 20) == 0
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 6])

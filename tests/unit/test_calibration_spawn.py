@@ -11,7 +11,8 @@ from gamerig.games.tetris.calibration import _grays, _homography, find_well
 from gamerig.games.tetris.calibration_spawn import SpawnCue
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import skin
-from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+from gamerig.hardware.sim.synthetic_camera import CameraSettings
+from support.filmed_play import columns_aside, filmed
 
 SUCCESS_PX = 3.0
 FRAMES = 10
@@ -28,27 +29,21 @@ def open_well_play(seed: int, spawn_frame: int = 2) -> tuple[list[np.ndarray], n
     cells[0, :8] = 1
     ids = cells * rng.integers(1, 9, size=cells.shape)
     settings = CameraSettings.random(rng)
-    frames = []
+    screens = []
     for k in range(FRAMES):
         row = 20 - (k - spawn_frame)
         falling = [(5, row), (6, row), (7, row), (6, row - 1)] if k >= spawn_frame else []
-        screen = render(Board(cells=cells), skin("gradient_open"), falling=falling, falling_piece="T" if falling else None,
-                        stack_ids=ids, seed=seed)
-        frame, h = film(screen.image, rng, settings)
-        frames.append(frame)
-    return frames, map_points(h, screen.well_corners)
-
-
-def _aside(corners: np.ndarray, columns: int) -> np.ndarray:
-    return corners + columns * (corners[1] - corners[0]) / 10
+        screens.append(render(Board(cells=cells), skin("gradient_open"), falling=falling,
+                              falling_piece="T" if falling else None, stack_ids=ids, seed=seed))
+    return filmed(screens, rng, settings)
 
 
 def test_the_piece_that_appears_is_in_the_middle_of_the_true_well_only():
     frames, truth = open_well_play(0)
     cue = SpawnCue(_grays(frames))
     assert cue.centred(_homography(truth, 10, 20), 10) is True
-    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10) is False  # the T in columns 6-8 of it
-    assert cue.centred(_homography(_aside(truth, 2), 10, 20), 10) is False
+    assert cue.centred(_homography(columns_aside(truth, -1), 10, 20), 10) is False  # the T in columns 6-8 of it
+    assert cue.centred(_homography(columns_aside(truth, 2), 10, 20), 10) is False
 
 
 def test_a_piece_there_from_the_first_frame_says_nothing():
@@ -56,7 +51,7 @@ def test_a_piece_there_from_the_first_frame_says_nothing():
     frames, truth = open_well_play(0, spawn_frame=0)
     cue = SpawnCue(_grays(frames))
     assert cue.centred(_homography(truth, 10, 20), 10) is None
-    assert cue.centred(_homography(_aside(truth, -1), 10, 20), 10) is None
+    assert cue.centred(_homography(columns_aside(truth, -1), 10, 20), 10) is None
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])

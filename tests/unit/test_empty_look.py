@@ -14,7 +14,8 @@ from gamerig.games.tetris.pieces import cells as piece_cells
 from gamerig.games.tetris.recognition import observe
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import skin
-from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
+from gamerig.hardware.sim.synthetic_camera import CameraSettings
+from support.filmed_play import filmed
 
 #: A T pointing up falling straight down the middle of an empty well, and where it lands.
 LANDED = Board.from_rows(["....#.....", "...###...."], height=20)
@@ -34,8 +35,7 @@ def _first_piece(skin_name: str, seed: int) -> tuple[list[np.ndarray], np.ndarra
     settings = CameraSettings.random(rng)
     screens = [render(Board(), look, falling=_t_at(19 - k), falling_piece="T") for k in range(12)]
     screens += [render(LANDED, look, stack_ids=np.where(LANDED.cells > 0, 7, 0)) for _ in range(6)]
-    frames, homographies = zip(*(film(s.image, rng, settings) for s in screens))
-    return list(frames), map_points(homographies[0], screens[0].well_corners), [s.colour_ids > 0 for s in screens]
+    return *filmed(screens, rng, settings), [s.colour_ids > 0 for s in screens]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -62,7 +62,6 @@ def test_a_stack_of_outlined_cells_in_every_frame_is_no_empty_board(seed):
     settings = CameraSettings.random(rng)
     stack = Board(cells=np.vstack([np.ones((3, 10), np.uint8), np.zeros((17, 10), np.uint8)]))
     stack.cells[:3, 9] = 0
-    screen = render(stack, look)
-    frames, homographies = zip(*(film(screen.image, rng, settings) for _ in range(6)))
+    frames, corners = filmed([render(stack, look)] * 6, rng, settings)
     with pytest.raises(BoardNotEmpty, match=r"the board is not empty: \d+ cells look filled in every frame"):
-        learn_empty_well(list(frames), map_points(homographies[0], screen.well_corners), 10, 20)
+        learn_empty_well(frames, corners, 10, 20)
