@@ -93,13 +93,14 @@ def test_video_capture_reads_the_game_screen_and_sees_camera_faults() -> None:
             frames = read_frames(capture, 30)
             assert frames[-1].shape == (480, 640, 3)
             assert not np.array_equal(frames[-1], frames[-2])  # live: fresh noise every frame
-            assert frames[-1].mean() > 40  # a lit screen: gradient surroundings, a well, text
+            lit = frames[-1].mean()
+            assert lit > 30  # a lit screen (this camera films flat_modern's dark screen at 36-42): a well, text
             target.freeze_camera(0.5)
             read_until(capture, lambda f: len(f) > 6 and all(np.array_equal(f[-1], g) for g in f[-6:]))
             read_until(capture, lambda f: len(f) > 1 and not np.array_equal(f[-1], f[-2]))  # live again
             target.black_frames(0.5)
             read_until(capture, lambda f: bool(f) and f[-1].mean() < 25)
-            read_until(capture, lambda f: bool(f) and f[-1].mean() > 40)
+            read_until(capture, lambda f: bool(f) and f[-1].mean() > 0.8 * lit)  # lit again
         finally:
             capture.release()
 
