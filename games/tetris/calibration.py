@@ -343,7 +343,7 @@ class _Evidence:
     @classmethod
     def of(cls, frames: np.ndarray | Sequence[np.ndarray]) -> _Evidence:
         """The evidence of one frame (uint8 H x W x 3) or a sequence of frames of that size."""
-        frames = [frames] if isinstance(frames, np.ndarray) else list(frames)
+        frames = _frame_list(frames)
         if not frames:
             raise ValueError("calibration needs at least one frame")
         if len({f.shape for f in frames}) > 1:
@@ -925,7 +925,12 @@ def _middle_gray(frames: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
 
 def _grays(frames: np.ndarray | Sequence[np.ndarray]) -> list[np.ndarray]:
     """Every frame in grey, as ``_gray`` gives it."""
-    return [_gray(frame) for frame in ([frames] if isinstance(frames, np.ndarray) else frames)]
+    return [_gray(frame) for frame in _frame_list(frames)]
+
+
+def _frame_list(frames: np.ndarray | Sequence[np.ndarray]) -> list[np.ndarray]:
+    """One frame or a sequence of them, as a list."""
+    return [frames] if isinstance(frames, np.ndarray) else list(frames)
 
 
 def _marks(grays: Sequence[np.ndarray], middle_gray: np.ndarray) -> tuple[CellMarks, CellMarks]:
@@ -1034,8 +1039,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
     spawn = SpawnCue(grays)
     fits = [_settled(gx, gy, f, cols, rows, frame_edges, marks, spawn) for f in refined]
     corners = _chosen(evidence, gx, gy, fits, _play(grays), spawn, cols, rows)
-    corners = _filled_instead([frames] if isinstance(frames, np.ndarray) else frames, gx, gy, corners, frame_edges, marks,
-                              spawn, cols, rows)
+    corners = _filled_instead(_frame_list(frames), gx, gy, corners, frame_edges, marks, spawn, cols, rows)
     # scored like ``refine_corners``' fits, so the two scores compare
     fit = WellFit(corners=corners.astype(np.float32), score=_lattice_agreement(evidence, corners, cols, rows))
     return fit if fit.score >= MIN_SCORE else None

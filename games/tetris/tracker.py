@@ -2,9 +2,10 @@
 
 The tracker keeps the settled stack and the falling piece (type by shape through
 :func:`.recognition.falling_piece`, with the piece colour as a second vote when the calibration
-knows the colours, or once the tracker has learned them from the pieces it named by shape) and explains every committed board (``committed`` or ``resynced``) by one
-step of play from the board it accepted last.  Frames the filter did not commit (steady,
-pending, unsure, no observation) never produce events, except the game-over timeout below.
+knows the colours, or once the tracker has learned them from the pieces it named by shape) and
+explains every committed board (``committed`` or ``resynced``) by one step of play from the
+board it accepted last.  Frames the filter did not commit (steady, pending, unsure, no
+observation) never produce events, except the game-over timeout below.
 
 The steps, tried in this order (cells are 1-based (x, y), rows 1-based from the bottom):
 
@@ -250,9 +251,9 @@ class PieceTracker:
 
     ``calibration`` gives the colour vote (its piece colours; without them the shape decides
     alone, and the tracker learns them from the first ``colour_samples`` spawns of each piece,
-    after which the colour votes); ``top_out_rows`` are the rows where a stack means the game may be over,
-    ``game_over_s`` how long nothing may happen then before it is; ``resync_s`` how long boards
-    may stay unexplained before the stack is re-read.
+    after which the colour votes); ``top_out_rows`` are the rows where a stack means the game may
+    be over, ``game_over_s`` how long nothing may happen then before it is; ``resync_s`` how long
+    boards may stay unexplained before the stack is re-read.
     """
 
     def __init__(

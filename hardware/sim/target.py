@@ -100,11 +100,11 @@ class TargetOptions:
             return self.camera
         rng = np.random.default_rng(self.camera_seed)
         look = skin_by_name(self.skin)
+        lowest, highest = np.full(2, WELL_MARGIN_PX), np.asarray(FRAME_SIZE) - WELL_MARGIN_PX
         for _ in range(CAMERA_DRAWS):
             camera = CameraSettings.random(rng)
             corners = filmed_well_corners(camera, look)
-            width, height = FRAME_SIZE
-            if (corners.min(axis=0) >= WELL_MARGIN_PX).all() and (corners.max(axis=0) <= (width - WELL_MARGIN_PX, height - WELL_MARGIN_PX)).all():
+            if (corners >= lowest).all() and (corners <= highest).all():
                 break
         return camera
 
