@@ -82,14 +82,13 @@ def _median_worst_corner_of_glossy_open_wells() -> float:
     return float(np.median(worst))
 
 
-def test_the_highlights_a_falling_piece_carries_hold_a_glossy_open_wells_fit() -> None:
+def test_the_highlights_a_falling_piece_carries_hold_a_glossy_open_wells_fit(monkeypatch) -> None:
     """gradient_open: no grid, no walls, cells with gaps whose edges lie inside their squares.
     Over frames of play the glossy highlight of every cell the T passes through is a mark;
-    with them find_well's median worst corner on these scenes is 1.8 px."""
-    assert _median_worst_corner_of_glossy_open_wells() <= 2.0
-
-
-def test_without_the_highlights_the_same_fits_are_further_off(monkeypatch) -> None:
-    """What the lines alone give on the scenes above (2.3 px): the test above sees the marks' part."""
+    with them find_well's median worst corner on these scenes is 0.57 px, with the lines alone
+    0.78 px (1.70 and 2.40 before the cells' own edges were fitted as such)."""
+    with_marks = _median_worst_corner_of_glossy_open_wells()
     monkeypatch.setattr(calibration, "_marks", lambda frames, middle_gray: ())
-    assert _median_worst_corner_of_glossy_open_wells() > 2.0
+    lines_alone = _median_worst_corner_of_glossy_open_wells()
+    assert with_marks <= 1.0
+    assert lines_alone >= 1.25 * with_marks
