@@ -71,14 +71,14 @@ scenes). ``.venv/bin/python tests/calibration_eval.py --scenes 220 --seed S`` me
 find_well on the scenes of ``gamerigctl bench vision --frames 22000 --seed S`` (24 frames
 spread over each scene's 1.7 s of play; found: the worst corner within 3 px; the figures below
 from a per-scene variant of it, the same scenes and calls). Now: seed 0 218 of 220, seed 1 218
-(99.1% of 440; held out of tuning 58 and 59 of 60), median worst corner 0.70 and 0.70 px, 2.2
+(99.1% of 440; held out of tuning 58 and 59 of 60), median worst corner 0.70 and 0.69 px, 2.2
 s of CPU per call (2.0 s before the cells' own edges, 1.76 s before the spawn cue: the frames'
-median it needs; on 2026-12-06).  The cells' own edges (step 2) brought seed 1's gradient_open
-38, 126 and 159 home (3.25, 3.36 and 80 px off before; 159's true well now ranks among the five
-candidates) and lost its 115 (1.85 -> 3.03 px); gradient_open's median 1.34 -> 1.12 px,
-held-out neon's 1.61 -> 1.36 px, the other skins' within 0.1 px.  The
-fill cue (step 4) brought seed 0's paper 150 home (20.5 px off before, 1.6 px now) and moved no
-other scene; on paper wells whose stack leaves the first column empty beside the preview box
+median it needs; on 2026-12-06).  The cells' own edges (step 2) brought seed 1's
+gradient_open 38, 126 and 159 home (3.25, 3.36 and 80 px off before: 159's fits now settle on
+the true well) and lost its 115 (1.85 -> 3.03 px); gradient_open's median 1.34 -> 1.12 px,
+held-out neon's 1.61 -> 1.36 px, the other skins' within 0.1 px.  The fill cue (step 4)
+brought seed 0's paper 150 home (20.5 px off before, 1.6 px now) and moved no other scene; on
+paper wells whose stack leaves the first column empty beside the preview box
 (tests/unit/test_calibration_fill.py's scenes, seeds 0-15) 12 of 16 within 3 px, 3 before (the
 other four: the camera's exposure saturates the page and the fill alike).  The spawn
 cue (step 3) brought seed 0's 38 and 159 home (18.6 and 22.5 px off before) and moved no other
