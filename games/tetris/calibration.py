@@ -11,9 +11,11 @@ gradient, the middles of cells carry little.
    lines its strong edge pixels up into rows and columns best) and, on half-size gradient
    images, every cell pitch gets its three best axis-aligned positions by lattice evidence
    (gradient on the lattice lines against half a cell off, with integral images).  The
-   twelve strongest distinct lattices are scored at full size and the five best refined by a
-   local search of the corners, each by its evidence (``_score``: lattice evidence, little
-   lattice continuing past the well, a floor line that ends at the walls, square cells).
+   twelve strongest distinct lattices, and the frame's closed outlines of the well's shape
+   (``calibration_outline``: an empty well shows nothing else), are scored at full size and
+   the five best refined by a local search of the corners, each by its evidence (``_score``:
+   lattice evidence, little lattice continuing past the well, a floor line that ends at the
+   walls, square cells).
    Each goes through steps 2 and 3.
 2. Line fit (``_fit_lines``): every cell-long piece of every lattice line is measured across
    the line, where its edge really is (the centroid of the gradient; for an outline line
@@ -165,9 +167,13 @@ in the tests; cells as busy as the lines' edges (a moire) score 0. Over 24 gener
 frames (seeds 10-15: 6 each of noise, a picture, the picture filmed, a filmed blank screen; an
 earlier version) 4 gave a well (three pictures, a filmed picture); of 18 sets of 24 frames
 (seeds 10-15: noise, a picture filmed, a blank screen filmed, each frame with its own sensor
-noise) none did. Empty boards (6 random cameras per skin; an earlier version, not measured
-since) are worse than frames of play: 16 of the tuning skins' 48 found within 3 px, none of the
-held-out skins' 18. Do not trust ``find_well`` unattended: have the operator confirm its
+noise) none did. Empty boards are worse than frames of play: ``.venv/bin/python
+tests/calibration_empty_eval.py --cameras 6`` (8 frames of an empty board per camera) finds 25
+of 66 within 3 px (19 before the outline candidates and ``_INNER_LINES_SHOWN``; nes 6 of 6,
+flat_modern 6, outline and picture 5, green_screen 3), gives None on 27 (gradient_open's and
+paper's empty wells do not show), and a wrong well on 14: elektronika1986's text-mode well 11-31
+px off (5 of 6), and 1-4 each on paper, held-out handheld, neon and pastel.  Wells open at the
+top score 0 when empty (the top line must hold for an outline alone to count). Do not trust ``find_well`` unattended: have the operator confirm its
 overlay, and re-check a calibration in play with ``refine_corners``' score.
 
 Corners follow OpenCV's pixel-centre convention and are listed top-left, top-right,
@@ -185,6 +191,7 @@ import numpy as np
 from .calibration_fill import column_move
 from .calibration_lines import StraightEdge, along_lattice, straight_edges
 from .calibration_marks import CellMarks, first_in_cells
+from .calibration_outline import well_outlines
 from .calibration_own_edges import cell_texture, own_edge_sides
 from .calibration_spawn import SpawnCue
 
@@ -302,6 +309,11 @@ _MAX_MOVING_AREA = 0.25
 #: well's columns), and both can at a thin-lined well's exact corners (0.03 and -0.09 once,
 #: elektronika1986, whose fit 1.4 px off showed 0.85 across the rows): the margin is thin.
 _HALF_PITCH_SHARE = 0.25
+#: ...when its inner lines show at all, both ways: an empty well's show none (0.000-0.004 on the
+#: nes, picture and outline skins), and it was taken for a lattice of half its pitch.  Over the
+#: 440 bench wells in play, the stronger of the alternating line sets showed 0.040 at the least
+#: one way (elektronika1986's faint text) and 0.013 the other: a true well, rightly not halved.
+_INNER_LINES_SHOWN = 0.02
 
 
 @dataclass(frozen=True)
@@ -449,7 +461,7 @@ def _half_pitch(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, 
     def alternates(on: np.ndarray, off: np.ndarray) -> bool:
         inner = on[1:-1] - 0.5 * (off[:-1] + off[1:])  # each inner line against the lines half a cell off it
         weaker, stronger = sorted((inner[0::2].mean(), inner[1::2].mean()))
-        return stronger > 0 and weaker < _HALF_PITCH_SHARE * stronger
+        return stronger > _INNER_LINES_SHOWN and weaker < _HALF_PITCH_SHARE * stronger
 
     return alternates(on_v, off_v) and alternates(on_h, off_h)
 
@@ -1040,6 +1052,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
     for x0, y0, pitch in _distinct_best(_comb_search(*straight, cols, rows), _SCREENED):
         box = np.array([[x0, y0], [x0 + cols * pitch, y0], [x0 + cols * pitch, y0 + rows * pitch], [x0, y0 + rows * pitch]])
         boxes.append(2 * cv2.transform(box[:, None, :], undo).reshape(4, 2) + 0.5)  # half-size pixel centre x -> 2x + 0.5
+    boxes += well_outlines(gray, cols, rows, _MIN_WELL_HEIGHT)  # an empty well shows only its outline
     # the half-size comb is coarse: the full-size score picks which lattices are worth refining
     boxes.sort(key=lambda b: _score(gx, gy, b, cols, rows), reverse=True)
     refined = sorted((_refine(gx, gy, b, cols, rows) for b in boxes[:_CANDIDATES]), key=lambda f: -_score(gx, gy, f, cols, rows))

@@ -38,3 +38,12 @@ def filmed_play(seed: int, sk: Skin, count: int = 8) -> tuple[list[np.ndarray], 
         falling = [(left, 19 - 2 * k), (left + 1, 19 - 2 * k), (left + 2, 19 - 2 * k), (left + 1, 18 - 2 * k)]
         screens.append(render(Board(cells=cells), sk, falling=falling, falling_piece="T", next_piece="I", stack_ids=ids, seed=seed))
     return filmed(screens, rng, settings)
+
+
+def filmed_empty_well(sk: Skin, seed: int, count: int = 8) -> tuple[list[np.ndarray], np.ndarray]:
+    """``count`` frames of an empty board filmed by one random camera (each with its own sensor
+    noise), and the true well corners."""
+    rng = np.random.default_rng(1000 + seed)
+    settings = CameraSettings.random(rng)
+    screens = [render(Board(cells=np.zeros((20, 10), np.uint8)), sk, seed=seed) for _ in range(count)]
+    return filmed(screens, rng, settings)

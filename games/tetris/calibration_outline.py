@@ -1,0 +1,66 @@
+"""Closed outlines of the well's shape in a frame, as candidate lattices for
+``calibration.find_well`` where the lattice search finds none: an empty well.
+
+The coarse search (``calibration._comb_search``) looks for the lattice's lines, and an empty
+well without grid lines shows only its outline: four lines against the many of any pattern of
+about the cells' pitch beside it (a checker background, a text-mode screen's dots).  The well's
+outline is nonetheless plain to see, a closed quadrilateral whose sides stand as the well's
+rows to its columns.  Each such outline among the frame's edge contours (Canny, as
+``calibration_lines``; a wall gives two, its inner and its outer edge) is offered as a
+candidate and scored, refined and fitted like the lattices the search found.
+
+On empty boards (``tests/calibration_empty_eval.py --cameras 6``: 11 skins, 6 cameras each)
+find_well found 19 of 66 within 3 px before these candidates, 21 with them, and 25 once an empty
+well's blank inside was no longer taken for a lattice of half its pitch
+(``calibration._INNER_LINES_SHOWN``); no scene of play of the bench's 440 moved by more than
+0.3 px.
+
+Pure: numpy and OpenCV.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+# Canny thresholds on the blurred grey frame (0-255), as calibration_lines': an edge of about 30 levels
+_CANNY_LOW, _CANNY_HIGH = 30, 90
+#: A contour is a quadrilateral when its polygon, simplified to this share of its perimeter, has four corners.
+_SIMPLIFY = 0.02
+#: Its sides' ratio (the mean of the two long ones over the mean of the two short ones) within
+#: this share of the well's rows over its columns: a camera's perspective and a wall's width bend it.
+_RATIO_SLACK = 0.2
+#: Outlines kept, the largest first (the inner and outer edges of a wall, a box around the well).
+_MOST = 4
+
+
+def well_outlines(gray: np.ndarray, cols: int, rows: int, min_height: float) -> list[np.ndarray]:
+    """Quadrilaterals (4 x 2 float, TL TR BR BL, frame pixels) in the grey frame ``gray`` (H x W,
+    0-255) whose sides stand as ``rows`` to ``cols`` and that are at least ``min_height`` of the
+    frame's height tall: the largest ``_MOST``."""
+    edges = cv2.Canny(np.clip(gray, 0, 255).astype(np.uint8), _CANNY_LOW, _CANNY_HIGH)
+    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))  # close the breaks noise makes in an edge
+    contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    found = []
+    for contour in contours:
+        polygon = cv2.approxPolyDP(contour, _SIMPLIFY * cv2.arcLength(contour, True), True)
+        if len(polygon) != 4 or not cv2.isContourConvex(polygon):
+            continue
+        corners = _ordered(polygon.reshape(4, 2).astype(np.float64))
+        width = 0.5 * (np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3]))
+        height = 0.5 * (np.linalg.norm(corners[3] - corners[0]) + np.linalg.norm(corners[2] - corners[1]))
+        if height < min_height * gray.shape[0] or width <= 0:
+            continue
+        if abs((height / width) / (rows / cols) - 1.0) <= _RATIO_SLACK:
+            found.append(corners)
+    found.sort(key=lambda c: -cv2.contourArea(c.astype(np.float32)))
+    return found[:_MOST]
+
+
+def _ordered(corners: np.ndarray) -> np.ndarray:
+    """Four corners as top-left, top-right, bottom-right, bottom-left."""
+    by_y = corners[np.argsort(corners[:, 1])]
+    top, bottom = by_y[:2], by_y[2:]
+    top = top[np.argsort(top[:, 0])]
+    bottom = bottom[np.argsort(bottom[:, 0])]
+    return np.array([top[0], top[1], bottom[1], bottom[0]])

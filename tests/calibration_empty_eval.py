@@ -1,0 +1,53 @@
+"""Measure find_well on empty boards: every skin, a number of random cameras, eight frames of
+the empty board from each (each frame with its own sensor noise).
+
+    .venv/bin/python tests/calibration_empty_eval.py [--cameras 6] [--jobs 2]
+
+Prints per skin how many were found within CORNER_TOLERANCE_PX, how many gave None, and the
+worst corner of each (None: not found).  An empty well with no grid lines, no border and no
+contrast with its surroundings (gradient_open) cannot be found and should give None.
+"""
+
+from __future__ import annotations
+
+import argparse
+from multiprocessing import Pool
+
+import cv2
+import numpy as np
+
+from gamerig.games.tetris.calibration import find_well
+from gamerig.games.tetris.skins import SKINS, skin
+from gamerig.games.tetris.vision_bench import CORNER_TOLERANCE_PX
+from support.filmed_play import filmed_empty_well
+
+
+def worst_corner(job: tuple[str, int]) -> tuple[str, float | None]:
+    """The skin and find_well's worst corner (px) on its empty board filmed by camera ``seed``."""
+    cv2.setNumThreads(1)
+    name, seed = job
+    frames, truth = filmed_empty_well(skin(name), seed)
+    fit = find_well(frames)
+    return name, None if fit is None else float(np.linalg.norm(fit.corners - truth, axis=1).max())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cameras", type=int, default=6)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    jobs = [(sk.name, seed) for sk in SKINS for seed in range(args.cameras)]
+    with Pool(args.jobs) as pool:
+        results = pool.map(worst_corner, jobs)
+    found = 0
+    for sk in SKINS:
+        errors = [error for name, error in results if name == sk.name]
+        good = sum(error is not None and error <= CORNER_TOLERANCE_PX for error in errors)
+        found += good
+        shown = ", ".join("None" if error is None else f"{error:.1f}" for error in errors)
+        print(f"  {sk.name + (' (held out)' if sk.held_out else ''):28s} {good}/{len(errors)}  [{shown}]")
+    print(f"found {found}/{len(jobs)}, None on {sum(error is None for _, error in results)}")
+
+
+if __name__ == "__main__":
+    main()
