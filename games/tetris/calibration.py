@@ -176,8 +176,9 @@ of 66 within 3 px (19 before the outline candidates and ``_INNER_LINES_SHOWN``; 
 flat_modern 6, outline and picture 5, green_screen 3), gives None on 27 (gradient_open's and
 paper's empty wells do not show), and a wrong well on 14: elektronika1986's text-mode well 11-31
 px off (5 of 6), and 1-4 each on paper, held-out handheld, neon and pastel.  Wells open at the
-top score 0 when empty (the top line must hold for an outline alone to count). Do not trust ``find_well`` unattended: have the operator confirm its
-overlay, and re-check a calibration in play with ``refine_corners``' score.
+top score 0 when empty (the top line must hold for an outline alone to count).  Do not trust
+``find_well`` unattended: have the operator confirm its overlay, and re-check a calibration in
+play with ``refine_corners``' score.
 
 Corners follow OpenCV's pixel-centre convention and are listed top-left, top-right,
 bottom-right, bottom-left, like ``render.Screen.well_corners``.
@@ -197,6 +198,7 @@ from .calibration_marks import CellMarks, first_in_cells
 from .calibration_outline import well_outlines
 from .calibration_own_edges import cell_texture, own_edge_sides
 from .calibration_spawn import SpawnCue
+from .cell_points import inside_cells
 
 #: Below this score (0 edges at random, 1 every clear edge on whole lattice lines; see
 #: ``_lattice_agreement``) nothing is a well.
@@ -714,9 +716,8 @@ def _interior_texture(gradient: np.ndarray, corners: np.ndarray, cols: int, rows
     """Median gradient at five inner points of every cell (its centre and four points a quarter
     cell from it): about 0 inside an empty well."""
     offsets = np.array([[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75]])
-    cells = np.stack(np.meshgrid(np.arange(cols), np.arange(rows)), axis=-1).reshape(-1, 1, 2)
-    points = _apply(_homography(corners, cols, rows), (cells + offsets[None]).reshape(-1, 2)).astype(np.float32)
-    texture = cv2.remap(gradient, points[None, :, 0], points[None, :, 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    points = inside_cells(_homography(corners, cols, rows), np.arange(cols), rows, offsets)
+    texture = cv2.remap(gradient, points[..., 0], points[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return float(np.median(texture))
 
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from .cell_points import inside_cells
 from .recognition import relative_distance
 
 #: Where a cell's look is sampled (cell units): its centre and eight points around it.
@@ -46,9 +47,7 @@ _SAME_BACKGROUND = 0.5
 def column_looks(frames: Sequence[np.ndarray], homography: np.ndarray, cols: int, rows: int) -> np.ndarray:
     """The look (BGR) of each column of the lattice ``homography`` (cell units to frame) from one
     beyond its left end to one beyond its right: (cols + 2) x 3."""
-    cells = np.stack(np.meshgrid(np.arange(-1, cols + 1), np.arange(rows)), axis=-1).reshape(-1, 1, 2)
-    points = cv2.perspectiveTransform((cells + _INNER_POINTS[None]).reshape(-1, 1, 2).astype(np.float64), homography)
-    points = points.reshape(1, -1, 2).astype(np.float32)
+    points = inside_cells(homography, np.arange(-1, cols + 1), rows, _INNER_POINTS)
     per_frame = [
         cv2.remap(frame, points[..., 0], points[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         .reshape(rows, cols + 2, len(_INNER_POINTS), 3).mean(axis=2)

@@ -40,11 +40,16 @@ class StraightEdge:
     length: float  # pixels
 
 
+def edge_pixels(gray: np.ndarray) -> np.ndarray:
+    """Canny's edge pixels (uint8, 255 on an edge) of a grey frame (float or uint8, H x W, 0-255)."""
+    return cv2.Canny(np.clip(gray, 0, 255).astype(np.uint8), _CANNY_LOW, _CANNY_HIGH)
+
+
 def straight_edges(gray: np.ndarray) -> list[StraightEdge]:
     """The long straight edges of a grey frame (float or uint8, H x W, 0-255): segments found
     by a probabilistic Hough transform on Canny edges, each refitted (least squares, Huber)
     to the edge pixels along it."""
-    edges = cv2.Canny(np.clip(gray, 0, 255).astype(np.uint8), _CANNY_LOW, _CANNY_HIGH)
+    edges = edge_pixels(gray)
     size = min(gray.shape)
     segments = cv2.HoughLinesP(edges, 1, np.pi / 720, threshold=int(_HOUGH_VOTES * size),
                                minLineLength=_MIN_LENGTH * size, maxLineGap=_MAX_GAP_PX)

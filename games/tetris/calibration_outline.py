@@ -5,9 +5,9 @@ The coarse search (``calibration._comb_search``) looks for the lattice's lines, 
 well without grid lines shows only its outline: four lines against the many of any pattern of
 about the cells' pitch beside it (a checker background, a text-mode screen's dots).  The well's
 outline is nonetheless plain to see, a closed quadrilateral whose sides stand as the well's
-rows to its columns.  Each such outline among the frame's edge contours (Canny, as
-``calibration_lines``; a wall gives two, its inner and its outer edge) is offered as a
-candidate and scored, refined and fitted like the lattices the search found.
+rows to its columns.  Each such outline among the contours of the frame's edges
+(``calibration_lines``' Canny edges; a wall gives two, its inner and its outer edge) is offered
+as a candidate and scored, refined and fitted like the lattices the search found.
 
 On empty boards (``tests/calibration_empty_eval.py --cameras 6``: 11 skins, 6 cameras each)
 find_well found 19 of 66 within 3 px before these candidates, 21 with them, and 25 once an empty
@@ -23,8 +23,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-# Canny thresholds on the blurred grey frame (0-255), as calibration_lines': an edge of about 30 levels
-_CANNY_LOW, _CANNY_HIGH = 30, 90
+from .calibration_lines import edge_pixels
+
 #: A contour is a quadrilateral when its polygon, simplified to this share of its perimeter, has four corners.
 _SIMPLIFY = 0.02
 #: Its sides' ratio (the mean of the two long ones over the mean of the two short ones) within
@@ -38,8 +38,7 @@ def well_outlines(gray: np.ndarray, cols: int, rows: int, min_height: float) -> 
     """Quadrilaterals (4 x 2 float, TL TR BR BL, frame pixels) in the grey frame ``gray`` (H x W,
     0-255) whose sides stand as ``rows`` to ``cols`` and that are at least ``min_height`` of the
     frame's height tall: the largest ``_MOST``."""
-    edges = cv2.Canny(np.clip(gray, 0, 255).astype(np.uint8), _CANNY_LOW, _CANNY_HIGH)
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))  # close the breaks noise makes in an edge
+    edges = cv2.dilate(edge_pixels(gray), np.ones((3, 3), np.uint8))  # close the breaks noise makes in an edge
     contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
     found = []
     for contour in contours:

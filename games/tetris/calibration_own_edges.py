@@ -34,22 +34,21 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .cell_points import inside_cells
+
 #: Inside a cell, a mean gradient at least this says it was filled at some moment...
 FILLED_TEXTURE = 0.6
 #: ...and at most this that it never was.  Between the two, a piece's side is not told.
 PLAIN_TEXTURE = 0.3
-#: Where a cell's inside is sampled (cell units, both axes): a 4 x 4 grid over its middle half.
-_INNER = (np.arange(4) + 0.5) / 4 * 0.5 + 0.25
+#: Where a cell's inside is sampled (cell units): a 4 x 4 grid over its middle half.
+_INNER = np.stack(np.meshgrid(*[(np.arange(4) + 0.5) / 4 * 0.5 + 0.25] * 2), axis=-1).reshape(-1, 2)
 
 
 def cell_texture(gradient: np.ndarray, homography: np.ndarray, cols: int, rows: int) -> np.ndarray:
     """The mean of ``gradient`` (a frame-sized float32 image) over the middle half of every cell
     of the lattice ``homography`` maps (cell units to frame pixels): rows x cols."""
-    cells = np.stack(np.meshgrid(np.arange(cols), np.arange(rows)), axis=-1).reshape(-1, 1, 2)
-    inner = np.stack(np.meshgrid(_INNER, _INNER), axis=-1).reshape(1, -1, 2)
-    points = cv2.perspectiveTransform((cells + inner).reshape(-1, 1, 2).astype(np.float64), homography)
-    points = points.reshape(-1, 2).astype(np.float32)
-    sampled = cv2.remap(gradient, points[None, :, 0], points[None, :, 1], cv2.INTER_LINEAR)
+    points = inside_cells(homography, np.arange(cols), rows, _INNER)
+    sampled = cv2.remap(gradient, points[..., 0], points[..., 1], cv2.INTER_LINEAR)
     return sampled.reshape(rows, cols, -1).mean(axis=-1)
 
 
