@@ -11,8 +11,8 @@ gradient, the middles of cells carry little.
    lines its strong edge pixels up into rows and columns best) and, on half-size gradient
    images, every cell pitch gets its three best axis-aligned positions by lattice evidence
    (gradient on the lattice lines against half a cell off, with integral images).  The
-   twelve strongest distinct lattices, and the frame's closed outlines of the well's shape
-   (``calibration_outline``: an empty well shows nothing else), are scored at full size and
+   twelve strongest distinct lattices, and the frame's outlines of the well's shape (closed, or
+   walls and a floor: ``calibration_outline``; an empty well shows nothing else), are scored at full size and
    the five best refined by a local search of the corners, each by its evidence (``_score``:
    lattice evidence, little lattice continuing past the well, a floor line that ends at the
    walls, square cells).
@@ -37,7 +37,10 @@ gradient, the middles of cells carry little.
    point equation (``_MARK_WEIGHT`` line pieces per axis) that puts it at the marks' common
    place in its cell: the marks shape the lattice over the whole well, the lines and walls
    place it.  Where lines are seen this is sub-pixel; the top of an empty well follows from
-   the rest through the perspective.
+   the rest through the perspective.  Where no row shows but the floor (an empty well
+   without a grid), nothing measures the top: the previous corners would hold it where the
+   search left it, so the top corners are held where the walls end instead (``_wall_ends``),
+   or where the cells come out square (``_open_top``).
 3. Whole-cell moves: the fit moved by up to five cells, or with one edge moved by a cell (a
    wrong pitch) or half a cell (a wall's far edge), is rescored and the best moves refitted;
    again (three rounds at most) while that moves it.  Where the frames show a new piece
@@ -171,14 +174,16 @@ frames (seeds 10-15: 6 each of noise, a picture, the picture filmed, a filmed bl
 earlier version) 4 gave a well (three pictures, a filmed picture); of 18 sets of 24 frames
 (seeds 10-15: noise, a picture filmed, a blank screen filmed, each frame with its own sensor
 noise) none did. Empty boards are worse than frames of play: ``.venv/bin/python
-tests/calibration_empty_eval.py --cameras 6`` (8 frames of an empty board per camera) finds 25
-of 66 within 3 px (19 before the outline candidates and ``_INNER_LINES_SHOWN``; nes 6 of 6,
-flat_modern 6, outline and picture 5, green_screen 3), gives None on 27 (gradient_open's and
-paper's empty wells do not show), and a wrong well on 14: elektronika1986's text-mode well 11-31
-px off (5 of 6), and 1-4 each on paper, held-out handheld, neon and pastel.  Wells open at the
-top score 0 when empty (the top line must hold for an outline alone to count).  Do not trust
-``find_well`` unattended: have the operator confirm its overlay, and re-check a calibration in
-play with ``refine_corners``' score.
+tests/calibration_empty_eval.py --cameras 6`` (8 frames of an empty board per camera) finds 36
+of the skins' 66 within 3 px (19 before the outline candidates and ``_INNER_LINES_SHOWN``, 25
+before wells open at the top: walls and a floor taken as an outline, their hull a candidate,
+their top where the walls end; nes, flat_modern and outline 6 of 6, green_screen and picture 5,
+held-out pastel 5 (0 before) and handheld 2 (0)), gives None on 15 (gradient_open's and paper's
+empty wells hardly show), and a wrong well on 15: elektronika1986's text-mode well 11-31 px off
+(5 of 6: its dots), 1-4 each on paper, picture, held-out handheld and neon.  Of the 24 tuning
+wells redrawn open at the top (``support.filmed_play.open_top``) it finds 21 (0 before).  Do
+not trust ``find_well`` unattended: have the operator confirm its overlay, and re-check a
+calibration in play with ``refine_corners``' score.
 
 Corners follow OpenCV's pixel-centre convention and are listed top-left, top-right,
 bottom-right, bottom-left, like ``render.Screen.well_corners``.
@@ -235,6 +240,12 @@ _CLEAR_EDGE = 0.2  # a line piece's evidence below this (gradients scaled to 1) 
 #: a well with walls and no top line (empty "[.]" rows, a dot's edge near every row line) has
 #: its top where the walls end.  4 and 10 measured alike on elektronika1986's bench scenes.
 _WALL_END_WEIGHT = 4.0
+#: An empty well's top is where its walls end, when they end within this many cells of the fit's
+#: top (``_wall_ends``, looked for in steps of ``_WALL_END_STEP`` cells, ``_WALL_END_ACROSS``
+#: cells either side of the wall's edge).
+_WALL_END_SEARCH = 2.0
+_WALL_END_STEP = 0.05
+_WALL_END_ACROSS = 0.15
 _WALL_SHARE = 0.8  # an outline line with clear edges on this share of its pieces is a wall
 #: A gradient within this share of a peak's belongs to the peak's flat top (a saturated edge's:
 #: ``_gradients`` clips the strongest), whose middle is the edge.
@@ -272,9 +283,11 @@ _LINE_HOLDS = 0.6  # share of a line's clear pieces on it for the line to hold
 _MIN_SUPPORT_PIECES = 30  # about three rows of stack
 _MIN_INNER_LINES = 4
 #: A well seen by its outline alone (empty, no grid lines) must be this plain inside: the
-#: median gradient at its cells' inner points (scaled to 1).  Measured on filmed empty wells
-#: 0.003-0.06; an empty rectangle drawn over a photo 0.12-0.19.
+#: median gradient at its cells' inner points (scaled to 1), blurred by ``_PLAIN_BLUR_PX`` (see
+#: ``_Evidence``).  Filmed empty wells 0-0.06 (0.15 for a bright blue well unblurred: the
+#: camera's moire); an empty rectangle drawn over a photo 0.16-0.25 (0.11-0.19 unblurred).
 _MAX_PLAIN_INTERIOR = 0.08
+_PLAIN_BLUR_PX = 1.5  # see ``_Evidence``
 #: The cells' inner texture (``_interior_texture``) over the median strength of the edges on
 #: the lines must stay below this: 0.79 at most on the true wells of the tuning skins' bench
 #: scenes, 1.65 for a filmed blank screen's moire.
@@ -356,11 +369,15 @@ class _Evidence:
     any moment (a falling piece, the stack before a clear) shows its lattice lines: the well of
     a skin with no grid and no border is outlined by its play.  The cells' inner texture (the
     test against patterns, ``_interior_texture``) is taken from the median gradient instead,
-    which sensor noise, raised by the maximum over many frames, does not raise."""
+    which sensor noise, raised by the maximum over many frames, does not raise.  Whether an
+    empty well's inside is plain (``_MAX_PLAIN_INTERIOR``) is judged on the frames' mean
+    blurred by ``_PLAIN_BLUR_PX``: a camera's moire and sensor noise are finer than that and
+    would make a bright plain well look textured, a picture's shapes are coarser."""
 
     gx: np.ndarray
     gy: np.ndarray
     texture: np.ndarray  # gx + gy, or its median over the frames
+    coarse_texture: np.ndarray  # gx + gy of the frames' mean, blurred by ``_PLAIN_BLUR_PX``
 
     @classmethod
     def of(cls, frames: np.ndarray | Sequence[np.ndarray]) -> _Evidence:
@@ -371,11 +388,13 @@ class _Evidence:
         if len({f.shape for f in frames}) > 1:
             raise ValueError(f"the frames differ in size: {sorted({f.shape for f in frames})}")
         gradients = [_gradients(f) for f in frames]
+        mean = np.mean(np.stack(frames), axis=0, dtype=np.float32) if len(frames) > 1 else frames[0].astype(np.float32)
+        coarse_texture = np.add(*_gradients(cv2.GaussianBlur(mean, (0, 0), _PLAIN_BLUR_PX).round().astype(np.uint8)))
         if len(gradients) == 1:
             gx, gy = gradients[0]
-            return cls(gx, gy, gx + gy)
+            return cls(gx, gy, gx + gy, coarse_texture)
         gx, gy = np.maximum.reduce([g[0] for g in gradients]), np.maximum.reduce([g[1] for g in gradients])
-        return cls(gx, gy, np.median(np.stack([g[0] + g[1] for g in gradients]), axis=0))
+        return cls(gx, gy, np.median(np.stack([g[0] + g[1] for g in gradients]), axis=0), coarse_texture)
 
 
 def _along_edges(gx: np.ndarray, gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -679,8 +698,10 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     ``_edge_measurements``): a photo's edges cross a line here and there, a lattice's run along it.  The score is
     the share of clear evidence on holding lines, scaled down when fewer than
     ``_MIN_SUPPORT_PIECES`` pieces or ``_MIN_INNER_LINES`` inner lines hold.  The outline
-    counts towards the pieces only when three of its sides hold, and never towards the lines:
-    a screen's edge or a box alone can fake it."""
+    counts towards the pieces only when three of its sides hold, and towards the lines only
+    for an empty well without a grid: its walls and floor must hold around cells that are
+    plain (``_MAX_PLAIN_INTERIOR``; its top may be open), or a screen's edge or a box alone
+    would fake a well."""
     gx, gy = evidence.gx, evidence.gy
     pieces = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS)
     q, w, on = pieces.cell, pieces.weight, pieces.on_line
@@ -702,12 +723,14 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     inner_lines = len(np.unique(line[held & inner]))  # one straight edge (a screen's) is not a lattice
     # walls and floor support the lattice too when they frame it: three sides at least
     supporting = held & (inner | (holds[outline].sum() >= 3))
-    # an empty well without grid lines has no inner line: its whole outline must hold instead,
-    # around cells as plain as an empty well's (not any rectangle drawn over a picture)
+    # an empty well without grid lines has no inner line: its walls and floor must hold
+    # instead, around cells as plain as an empty well's (not any rectangle drawn over a picture)
     texture = _interior_texture(evidence.texture, corners, cols, rows)
     if not held.any() or texture >= _MAX_TEXTURE_TO_LINES * np.median(strength[held]):
         return 0.0  # cells as busy as the lines: a texture (moire, a pattern) that lines fall on anyway
-    outline_only = holds[outline].all() and texture <= _MAX_PLAIN_INTERIOR
+    # the top may be open (walls and a floor only): where the walls end, or the cells' squareness, place it
+    walls_and_floor = holds[outline[[0, 1, 3]]].all()
+    outline_only = walls_and_floor and _interior_texture(evidence.coarse_texture, corners, cols, rows) <= _MAX_PLAIN_INTERIOR
     lattice = 1.0 if outline_only else min(1.0, inner_lines / _MIN_INNER_LINES)
     return share * min(1.0, float(supporting.sum()) / _MIN_SUPPORT_PIECES) * lattice
 
@@ -792,6 +815,10 @@ def _fit_lines(
         if strength.sum() <= 0:
             return current
         prior = np.full((4, 2), _PRIOR_WEIGHT * strength.mean() * 4)
+        # rows of an empty well without a grid show nowhere but at its floor: where its walls
+        # end, or else its shape, places its top
+        rows_shown = ((q[:, 1] < rows) & (q[:, 0] > 0) & (q[:, 0] < cols) & (w[:, 1] > 0)).any()
+        held_at = current if rows_shown else _open_top(gx, current, cols, rows)
         per_width = _VANISHING_WEIGHT * strength.sum() / gx.shape[1]
         h = _homography(current, cols, rows)  # the latest fit, which each robust round improves
         vanishing = [(line, axis, per_width * length) for line, axis, length in along_lattice(h, straight)]
@@ -803,7 +830,7 @@ def _fit_lines(
             if own_edges.sum() >= _MIN_INSET_PIECES:
                 # a cell's own edge lies inside its square when cells have gaps or shading:
                 # how far, the lattice of the other pieces says
-                others = _weighted_homography(np.vstack([q, square]), np.vstack([p, current]),
+                others = _weighted_homography(np.vstack([q, square]), np.vstack([p, held_at]),
                                               np.vstack([w * (robust * ~own_edges)[:, None], prior]), vanishing)
                 inside = ((_apply(np.linalg.inv(others), p[own_edges]) - q[own_edges]) * measured[own_edges]).sum(axis=1) * inward[own_edges]
                 inset = np.clip(_weighted_median(inside, (strength * robust)[own_edges]), 0.0, _MAX_INSET_CELLS)
@@ -811,13 +838,57 @@ def _fit_lines(
             in_cells = first_in_cells(marks, np.linalg.inv(h), cols, rows)  # placed by the latest fit
             mark_q, mark_p = in_cells if in_cells is not None else (np.zeros((0, 2)), np.zeros((0, 2)))
             mark_w = np.full((len(mark_q), 2), _MARK_WEIGHT * strength.mean())
-            h = _weighted_homography(np.vstack([src, square, mark_q]), np.vstack([p, current, mark_p]),
+            h = _weighted_homography(np.vstack([src, square, mark_q]), np.vstack([p, held_at, mark_p]),
                                      np.vstack([w * robust[:, None], prior, mark_w]), vanishing)
             residual = (np.abs(_apply(h, src) - p) * (w > 0)).sum(axis=1)  # across the line only
             scale = max(_ROBUST_SCALE_PX, 2.0 * _weighted_median(residual, strength))
             robust = 1.0 / (1.0 + (residual / scale) ** 2)
         current = _apply(h, square)
     return current
+
+
+def _open_top(gx: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> np.ndarray:
+    """For a well that shows no row but its floor: ``corners`` with the top two moved along the
+    sides to where both walls end (``_wall_ends``), or else to where the cells come out square
+    (a side ``rows`` times the mean of the top's and the bottom's pitch; a camera's skew makes
+    that a few pixels off)."""
+    c = np.asarray(corners, dtype=np.float64).copy()
+    ends = _wall_ends(gx, _homography(c, cols, rows), cols, rows)
+    if ends is not None:
+        c[0], c[1] = ends
+        return c
+    pitch = (np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[3])) / (2 * cols)
+    for top, bottom in ((0, 3), (1, 2)):
+        side = c[top] - c[bottom]
+        c[top] = c[bottom] + side * rows * pitch / np.linalg.norm(side)
+    return c
+
+
+def _wall_ends(gx: np.ndarray, h: np.ndarray, cols: int, rows: int) -> np.ndarray | None:
+    """Where the left and the right side of the lattice ``h`` (cell units to frame) stop being a
+    wall going up (frame points, 2 x 2), when both are walls over the lower half of the well
+    and end within ``_WALL_END_SEARCH`` cells of its top; else None."""
+    ys = np.arange(rows, -_WALL_END_SEARCH, -_WALL_END_STEP)  # up the side, from the floor
+    across = np.linspace(-_WALL_END_ACROSS, _WALL_END_ACROSS, 7)
+    ends = []
+    for x in (0.0, float(cols)):
+        q = np.stack(np.broadcast_arrays(x + across[None, :], ys[:, None]), axis=-1).reshape(-1, 2)
+        p = _apply(h, q).astype(np.float32)
+        strength = cv2.remap(gx, p[None, :, 0], p[None, :, 1], cv2.INTER_LINEAR).reshape(len(ys), len(across)).max(axis=1)
+        lower = ys > rows / 2
+        level = 0.5 * float(np.median(strength[lower]))
+        if level < 0.5 * _CLEAR_EDGE or np.mean(strength[lower] >= level) < _WALL_SHARE:
+            return None
+        above = np.flatnonzero((strength < level) & (ys < rows / 2))
+        if len(above) == 0:
+            return None  # the wall goes on past the search: its end is not the well's top
+        k = above[0]  # the first step up where the wall has ended; its end lies between k - 1 and k
+        fraction = (strength[k - 1] - level) / max(strength[k - 1] - strength[k], 1e-9)
+        end = ys[k - 1] - fraction * _WALL_END_STEP
+        if abs(end) > _WALL_END_SEARCH - _WALL_END_STEP:
+            return None
+        ends.append(_apply(h, np.array([[x, end]]))[0])
+    return np.array(ends)
 
 
 def _comb_search(gx: np.ndarray, gy: np.ndarray, cols: int, rows: int) -> list[tuple[float, float, float, float]]:

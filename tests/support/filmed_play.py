@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
 from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.render import Screen, render
-from gamerig.games.tetris.skins import Skin
+from gamerig.games.tetris.skins import Background, Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
 
 
@@ -47,3 +48,16 @@ def filmed_empty_well(sk: Skin, seed: int, count: int = 8) -> tuple[list[np.ndar
     settings = CameraSettings.random(rng)
     screens = [render(Board(cells=np.zeros((20, 10), np.uint8)), sk, seed=seed) for _ in range(count)]
     return filmed(screens, rng, settings)
+
+
+#: Tuning skins redrawn as wells open at the top (see ``open_top``), with the colour that fills
+#: the frame and the well: one of each look of wall (thin, thick, bright, dim).
+OPEN_TOP_COLOURS = {"outline": "#202020", "flat_modern": "#1a1a40", "green_screen": "#041404", "picture": "#4080c0"}
+
+
+def open_top(name: str) -> Skin:
+    """The skin ``name`` redrawn as a well open at the top: walls and a floor on one colour
+    (``OPEN_TOP_COLOURS``) that fills the well too, no grid, so its empty top shows nothing."""
+    colour = OPEN_TOP_COLOURS[name]
+    return dataclasses.replace(skin(name), name=f"{name}_open_top", background=Background("solid", (colour,)),
+                               well_fill=colour, grid=None)

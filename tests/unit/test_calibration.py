@@ -14,6 +14,7 @@ from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
 from support.filmed_play import filmed_play
+from support.pictures import picture_with_a_rectangle
 
 T_CELLS = [(4, 18), (5, 18), (6, 18), (5, 17)]
 SUCCESS_PX = 3.0  # a fit whose worst corner is this close to the truth reads every cell right
@@ -208,26 +209,14 @@ def test_a_lattice_of_half_the_wells_pitch_is_told_from_the_well(name: str):
     assert _half_pitch(gx, gy, half, 10, 20)
 
 
-def _picture(seed: int) -> np.ndarray:
-    """A plain photo-like frame: smooth colour noise with solid discs and an empty rectangle."""
-    rng = np.random.default_rng(seed)
-    coarse = cv2.GaussianBlur(rng.integers(0, 256, (60, 80, 3)).astype(np.uint8), (0, 0), 1)
-    image = cv2.resize(coarse, (640, 480), interpolation=cv2.INTER_CUBIC)
-    for _ in range(15):
-        centre = (int(rng.integers(0, 640)), int(rng.integers(0, 480)))
-        cv2.circle(image, centre, int(rng.integers(10, 80)), rng.integers(0, 256, 3).tolist(), -1)
-    cv2.rectangle(image, (100, 50), (300, 430), rng.integers(0, 256, 3).tolist(), 3)
-    return image
-
-
 @pytest.mark.parametrize(
     "frame",
     [
         np.zeros((480, 640, 3), dtype=np.uint8),
         np.random.default_rng(1).integers(0, 256, size=(480, 640, 3), dtype=np.uint8),
         film(np.full((480, 640, 3), (60, 90, 120), dtype=np.uint8), np.random.default_rng(2), CameraSettings.random(np.random.default_rng(2)))[0],
-        _picture(3),
-        _picture(4),
+        picture_with_a_rectangle(3),
+        picture_with_a_rectangle(4),
     ],
     ids=["black", "noise", "filmed_blank_screen", "picture_3", "picture_4"],
 )
