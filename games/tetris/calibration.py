@@ -58,10 +58,12 @@ gradient, the middles of cells carry little.
    column beyond it, while its other columns and the column beyond its other end look alike
    (``calibration_fill``: a well drawn in a fill of its own, a column off), it is refitted a
    column over, and the refit taken if it scores within ``_SPAWN_MARGIN`` of it.
-5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges that lie
-   on lattice lines that hold along their length, with enough support (a line thinner than
-   the camera's blur is on its line by its two flanks, ``_FLANK_CELLS``); a fit below
-   ``MIN_SCORE`` gives None.
+5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
+   along most of their piece of line, ``_SHORT_EDGE``) that lie on lattice lines that hold
+   along their length, with enough support (a line thinner than the camera's blur is on its
+   line by its two flanks, ``_FLANK_CELLS``), or, for an empty well without a grid, walls and
+   a floor that hold around a plain inside (``_MAX_PLAIN_INTERIOR``; the place where every
+   cell shows a mark, a text-mode game's dot, left out); a fit below ``MIN_SCORE`` gives None.
 
 ``refine_corners`` is steps 2 and 5 from the given corners, about 60 ms a call.  Before the
 straight edges (not measured since), from the true corners moved up to 6 px at random, on 12
@@ -178,9 +180,11 @@ tests/calibration_empty_eval.py --cameras 6`` (8 frames of an empty board per ca
 of the skins' 66 within 3 px (19 before the outline candidates and ``_INNER_LINES_SHOWN``, 25
 before wells open at the top: walls and a floor taken as an outline, their hull a candidate,
 their top where the walls end; nes, flat_modern and outline 6 of 6, green_screen and picture 5,
-held-out pastel 5 (0 before) and handheld 2 (0)), gives None on 15 (gradient_open's and paper's
-empty wells hardly show), and a wrong well on 15: elektronika1986's text-mode well 11-31 px off
-(5 of 6: its dots), 1-4 each on paper, picture, held-out handheld and neon.  Of the 24 tuning
+held-out pastel 5 (0 before) and handheld 2 (0)), gives None on 17 (gradient_open's and paper's
+empty wells hardly show), and a wrong well on 13: elektronika1986's text-mode well 11-31 px off
+(3 of 6, 5 before the score left out the dots' short edges: no candidate fits it, the search's
+lattices are drawn to its columns of dots), 1-4 each on paper, picture, held-out handheld and
+neon.  Of the 24 tuning
 wells redrawn open at the top (``support.filmed_play.open_top``) it finds 21 (0 before).  Do
 not trust ``find_well`` unattended: have the operator confirm its overlay, and re-check a
 calibration in play with ``refine_corners``' score.
@@ -260,7 +264,9 @@ _MIN_INSET_PIECES = 6
 #: along the line, rises less than this share of the rise of their mean: an edge only a point
 #: of the piece shows, like the dots of empty "[.]" cells, which held elektronika1986's
 #: top-left corner up on them.  The later rounds, in reach of the lines only, take every
-#: piece (in all rounds the median corner error rose by 0.007 px).
+#: piece (in all rounds the median corner error rose by 0.007 px).  The score leaves them out
+#: too: columns of dots made the lines of a lattice half a cell aside hold (an empty
+#: elektronika1986 well, 0.83; the 440 bench scenes found the same wells without them).
 _SHORT_EDGE = 0.3
 #: Weight of a straight edge running to a vanishing point of the fit (``calibration_lines``),
 #: per frame width of its length, in the line pieces' total weight: 3 of 0.3, 1 and 3 held the
@@ -288,6 +294,7 @@ _MIN_INNER_LINES = 4
 #: camera's moire); an empty rectangle drawn over a photo 0.16-0.25 (0.11-0.19 unblurred).
 _MAX_PLAIN_INTERIOR = 0.08
 _PLAIN_BLUR_PX = 1.5  # see ``_Evidence``
+_MARK_CLEAR_CELLS = 0.3  # inner points this near the place of the cells' marks are not looked at
 #: The cells' inner texture (``_interior_texture``) over the median strength of the edges on
 #: the lines must stay below this: 0.79 at most on the true wells of the tuning skins' bench
 #: scenes, 1.65 for a filmed blank screen's moire.
@@ -378,6 +385,7 @@ class _Evidence:
     gy: np.ndarray
     texture: np.ndarray  # gx + gy, or its median over the frames
     coarse_texture: np.ndarray  # gx + gy of the frames' mean, blurred by ``_PLAIN_BLUR_PX``
+    marks: CellMarks  # the frames' mean's marks (a text-mode game's dots in empty cells)
 
     @classmethod
     def of(cls, frames: np.ndarray | Sequence[np.ndarray]) -> _Evidence:
@@ -388,13 +396,14 @@ class _Evidence:
         if len({f.shape for f in frames}) > 1:
             raise ValueError(f"the frames differ in size: {sorted({f.shape for f in frames})}")
         gradients = [_gradients(f) for f in frames]
-        mean = np.mean(np.stack(frames), axis=0, dtype=np.float32) if len(frames) > 1 else frames[0].astype(np.float32)
-        coarse_texture = np.add(*_gradients(cv2.GaussianBlur(mean, (0, 0), _PLAIN_BLUR_PX).round().astype(np.uint8)))
+        mean = np.mean(np.stack(frames), axis=0).round().astype(np.uint8) if len(frames) > 1 else frames[0]
+        coarse_texture = np.add(*_gradients(cv2.GaussianBlur(mean, (0, 0), _PLAIN_BLUR_PX)))
+        marks = CellMarks.still(_gray(mean))
         if len(gradients) == 1:
             gx, gy = gradients[0]
-            return cls(gx, gy, gx + gy, coarse_texture)
+            return cls(gx, gy, gx + gy, coarse_texture, marks)
         gx, gy = np.maximum.reduce([g[0] for g in gradients]), np.maximum.reduce([g[1] for g in gradients])
-        return cls(gx, gy, np.median(np.stack([g[0] + g[1] for g in gradients]), axis=0), coarse_texture)
+        return cls(gx, gy, np.median(np.stack([g[0] + g[1] for g in gradients]), axis=0), coarse_texture, marks)
 
 
 def _along_edges(gx: np.ndarray, gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -692,8 +701,9 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     """How much of the edge evidence near the lattice lies on whole lattice lines: 0 for
     edges placed at random (noise, a photo), 1 when every clear edge near a line is on it.
 
-    Clear edges (a profile peak ``_CLEAR_EDGE`` above its surroundings) are looked for within
-    ``_SCORE_REACH_CELLS`` of every cell-long piece of every line.  A line holds when most of
+    Clear edges (a profile peak ``_CLEAR_EDGE`` above its surroundings, along most of the
+    piece: ``_SHORT_EDGE``) are looked for within ``_SCORE_REACH_CELLS`` of every cell-long
+    piece of every line.  A line holds when most of
     its clear pieces (``_LINE_HOLDS``, and at least three) have their edge on it (see
     ``_edge_measurements``): a photo's edges cross a line here and there, a lattice's run along it.  The score is
     the share of clear evidence on holding lines, scaled down when fewer than
@@ -703,7 +713,7 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     plain (``_MAX_PLAIN_INTERIOR``; its top may be open), or a screen's edge or a box alone
     would fake a well."""
     gx, gy = evidence.gx, evidence.gy
-    pieces = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS)
+    pieces = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS, whole=True)
     q, w, on = pieces.cell, pieces.weight, pieces.on_line
     strength = w.sum(axis=1)
     clear = strength >= _CLEAR_EDGE
@@ -730,15 +740,23 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
         return 0.0  # cells as busy as the lines: a texture (moire, a pattern) that lines fall on anyway
     # the top may be open (walls and a floor only): where the walls end, or the cells' squareness, place it
     walls_and_floor = holds[outline[[0, 1, 3]]].all()
-    outline_only = walls_and_floor and _interior_texture(evidence.coarse_texture, corners, cols, rows) <= _MAX_PLAIN_INTERIOR
+    in_cells = evidence.marks.in_cells(np.linalg.inv(_homography(corners, cols, rows)), cols, rows)
+    mark_place = None if in_cells is None else np.median(in_cells[0] % 1.0, axis=0)  # a text-mode well's dots
+    plain = _interior_texture(evidence.coarse_texture, corners, cols, rows, mark_place) <= _MAX_PLAIN_INTERIOR
+    outline_only = walls_and_floor and plain
     lattice = 1.0 if outline_only else min(1.0, inner_lines / _MIN_INNER_LINES)
     return share * min(1.0, float(supporting.sum()) / _MIN_SUPPORT_PIECES) * lattice
 
 
-def _interior_texture(gradient: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> float:
+def _interior_texture(
+    gradient: np.ndarray, corners: np.ndarray, cols: int, rows: int, away_from: np.ndarray | None = None
+) -> float:
     """Median gradient at five inner points of every cell (its centre and four points a quarter
-    cell from it): about 0 inside an empty well."""
+    cell from it), leaving out those within ``_MARK_CLEAR_CELLS`` of the place ``away_from`` (x,
+    y in cells) where every cell shows a mark: about 0 inside an empty well."""
     offsets = np.array([[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75]])
+    if away_from is not None:
+        offsets = offsets[np.linalg.norm(offsets - np.asarray(away_from) % 1.0, axis=1) > _MARK_CLEAR_CELLS]
     points = inside_cells(_homography(corners, cols, rows), np.arange(cols), rows, offsets)
     texture = cv2.remap(gradient, points[..., 0], points[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return float(np.median(texture))
