@@ -61,7 +61,8 @@ gradient, the middles of cells carry little.
 5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
    along most of their piece of line, ``_SHORT_EDGE``) that lie on lattice lines that hold
    along their length, with enough support (a line thinner than the camera's blur is on its
-   line by its two flanks, ``_FLANK_CELLS``), or, for an empty well without a grid, walls and
+   line by its two flanks, ``_FLANK_CELLS``) and two of the lines side by side somewhere (a
+   box's four sides are no lattice), or, for an empty well without a grid, walls and
    a floor that hold around a plain inside (``_MAX_PLAIN_INTERIOR``; the place where every
    cell shows a mark, a text-mode game's dot, left out); a fit below ``MIN_SCORE`` gives None.
 
@@ -180,11 +181,14 @@ tests/calibration_empty_eval.py --cameras 6`` (8 frames of an empty board per ca
 of the skins' 66 within 3 px (19 before the outline candidates and ``_INNER_LINES_SHOWN``, 25
 before wells open at the top: walls and a floor taken as an outline, their hull a candidate,
 their top where the walls end; nes, flat_modern and outline 6 of 6, green_screen and picture 5,
-held-out pastel 5 (0 before) and handheld 2 (0)), gives None on 17 (gradient_open's and paper's
-empty wells hardly show), and a wrong well on 13: elektronika1986's text-mode well 11-31 px off
+held-out pastel 5 (0 before) and handheld 2 (0)), gives None on 21 (gradient_open's and paper's
+empty wells hardly show), and a wrong well on 9: elektronika1986's text-mode well 11-31 px off
 (3 of 6, 5 before the score left out the dots' short edges: no candidate fits it, the search's
-lattices are drawn to its columns of dots), 1-4 each on paper, picture, held-out handheld and
-neon.  Of the 24 tuning
+lattices are drawn to its columns of dots; a candidate from the lattice of the dots themselves
+was tried, but the walls' edges give as many blobs as the dots and their spacing did not show
+the pitch), picture 1 (a lattice a tenth too large, its inner line on the right wall), held-out
+handheld 1 and neon 4; paper's 3 wrong wells (lattices on the preview box's four sides) went
+when two held lines had to be side by side.  Of the 24 tuning
 wells redrawn open at the top (``support.filmed_play.open_top``) it finds 21 (0 before).  Do
 not trust ``find_well`` unattended: have the operator confirm its overlay, and re-check a
 calibration in play with ``refine_corners``' score.
@@ -730,7 +734,11 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     share = float(strength[held].sum() / strength[clear].sum())
     outline = np.array([0, cols, cols + 1, cols + 1 + rows])
     inner = ~np.isin(line, outline)
-    inner_lines = len(np.unique(line[held & inner]))  # one straight edge (a screen's) is not a lattice
+    held_inner = np.unique(line[held & inner])
+    inner_lines = len(held_inner)  # one straight edge (a screen's) is not a lattice
+    # nor are a box's four sides (a preview box on a plain page): a lattice's lines come side by
+    # side somewhere, where cells meet (the vertical lines' numbers end 3 short of the horizontal ones')
+    side_by_side = bool(np.any(np.diff(held_inner) == 1))
     # walls and floor support the lattice too when they frame it: three sides at least
     supporting = held & (inner | (holds[outline].sum() >= 3))
     # an empty well without grid lines has no inner line: its walls and floor must hold
@@ -744,7 +752,7 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     mark_place = None if in_cells is None else np.median(in_cells[0] % 1.0, axis=0)  # a text-mode well's dots
     plain = _interior_texture(evidence.coarse_texture, corners, cols, rows, mark_place) <= _MAX_PLAIN_INTERIOR
     outline_only = walls_and_floor and plain
-    lattice = 1.0 if outline_only else min(1.0, inner_lines / _MIN_INNER_LINES)
+    lattice = 1.0 if outline_only else min(1.0, inner_lines / _MIN_INNER_LINES) * side_by_side
     return share * min(1.0, float(supporting.sum()) / _MIN_SUPPORT_PIECES) * lattice
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gamerig.games.tetris.calibration import _MIN_WELL_HEIGHT, _along_edges, _Evidence, _half_pitch, _middle_gray, find_well
+from gamerig.games.tetris.calibration import (
+    _MIN_WELL_HEIGHT, MIN_SCORE, _along_edges, _Evidence, _half_pitch, _lattice_agreement, _middle_gray, find_well,
+)
 from gamerig.games.tetris.calibration_outline import well_outlines
 from gamerig.games.tetris.skins import skin
 from support.filmed_play import filmed_empty_well
@@ -50,3 +52,12 @@ def test_find_well_finds_an_empty_walled_well(name: str):
         fit = find_well(frames)
         found.append(fit is not None and worst_corner(fit.corners, truth) <= SUCCESS_PX)
     assert sum(found) >= 5
+
+
+def test_a_preview_box_on_a_plain_page_is_no_lattice():
+    """paper's empty well hardly shows, and a lattice whose lines ran along the preview box's
+    four sides scored 0.6 (found on this camera, 141 px off the well): a lattice's lines come
+    side by side somewhere, a box's do not."""
+    frames, truth = filmed_empty_well(skin("paper"), 4)
+    box_lattice = truth + np.array([[131.4, -14.8], [139.5, -14.7], [140.9, 3.4], [133.4, 3.3]])
+    assert _lattice_agreement(_Evidence.of(frames), box_lattice, 10, 20) < MIN_SCORE
