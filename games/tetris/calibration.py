@@ -188,10 +188,13 @@ lattices are drawn to its columns of dots; a candidate from the lattice of the d
 was tried, but the walls' edges give as many blobs as the dots and their spacing did not show
 the pitch), picture 1 (a lattice a tenth too large, its inner line on the right wall), held-out
 handheld 1 and neon 4; paper's 3 wrong wells (lattices on the preview box's four sides) went
-when two held lines had to be side by side.  Of the 24 tuning
-wells redrawn open at the top (``support.filmed_play.open_top``) it finds 21 (0 before).  Do
-not trust ``find_well`` unattended: have the operator confirm its overlay, and re-check a
-calibration in play with ``refine_corners``' score.
+when two held lines had to be side by side.  Of the 24 tuning wells redrawn open at the top
+(``support.filmed_play.open_top``) it finds 21 (0 before).  Sets of frames without a well,
+``.venv/bin/python tests/calibration_garbage_eval.py`` (6 sets each of noise, a picture, a
+blank screen and a picture with a rectangle on it, filmed, 8 frames a set): 2 of 24 gave a
+well (a picture, a rectangle on a picture), 4 before wells open at the top.  Do not trust ``find_well``
+unattended: have the operator confirm its overlay, and re-check a calibration in play with
+``refine_corners``' score.
 
 Corners follow OpenCV's pixel-centre convention and are listed top-left, top-right,
 bottom-right, bottom-left, like ``render.Screen.well_corners``.
@@ -747,7 +750,7 @@ def _lattice_agreement(evidence: _Evidence, corners: np.ndarray, cols: int, rows
     if not held.any() or texture >= _MAX_TEXTURE_TO_LINES * np.median(strength[held]):
         return 0.0  # cells as busy as the lines: a texture (moire, a pattern) that lines fall on anyway
     # the top may be open (walls and a floor only): where the walls end, or the cells' squareness, place it
-    walls_and_floor = holds[outline[[0, 1, 3]]].all()
+    walls_and_floor = holds[[0, cols, cols + 1 + rows]].all()
     in_cells = evidence.marks.in_cells(np.linalg.inv(_homography(corners, cols, rows)), cols, rows)
     mark_place = None if in_cells is None else np.median(in_cells[0] % 1.0, axis=0)  # a text-mode well's dots
     plain = _interior_texture(evidence.coarse_texture, corners, cols, rows, mark_place) <= _MAX_PLAIN_INTERIOR
