@@ -16,12 +16,11 @@ import argparse
 from multiprocessing import Pool
 
 import cv2
-import numpy as np
 
 from gamerig.games.tetris.calibration import find_well
 from gamerig.games.tetris.skins import SKINS, Skin, skin
 from gamerig.games.tetris.vision_bench import CORNER_TOLERANCE_PX
-from support.filmed_play import OPEN_TOP_COLOURS, filmed_empty_well, open_top
+from support.filmed_play import OPEN_TOP_COLOURS, filmed_empty_well, open_top, worst_corner
 
 EVALUATED: tuple[Skin, ...] = (*SKINS, *(open_top(name) for name in OPEN_TOP_COLOURS))
 
@@ -30,13 +29,13 @@ def _skin(name: str) -> Skin:
     return open_top(name.removesuffix("_open_top")) if name.endswith("_open_top") else skin(name)
 
 
-def worst_corner(job: tuple[str, int]) -> tuple[str, float | None]:
+def error_of(job: tuple[str, int]) -> tuple[str, float | None]:
     """The skin and find_well's worst corner (px) on its empty board filmed by camera ``seed``."""
     cv2.setNumThreads(1)
     name, seed = job
     frames, truth = filmed_empty_well(_skin(name), seed)
     fit = find_well(frames)
-    return name, None if fit is None else float(np.linalg.norm(fit.corners - truth, axis=1).max())
+    return name, None if fit is None else worst_corner(fit.corners, truth)
 
 
 def main() -> None:
@@ -46,7 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     jobs = [(sk.name, seed) for sk in EVALUATED for seed in range(args.cameras)]
     with Pool(args.jobs) as pool:
-        results = pool.map(worst_corner, jobs)
+        results = pool.map(error_of, jobs)
     for group, skins in (("the skins", SKINS), ("open at the top", EVALUATED[len(SKINS):])):
         errors_of = {sk.name: [error for name, error in results if name == sk.name] for sk in skins}
         for sk in skins:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gamerig.games.tetris.board import Board
+from gamerig.games.tetris.calibration import find_well
 from gamerig.games.tetris.render import Screen, render
 from gamerig.games.tetris.skins import Background, Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
@@ -61,3 +62,19 @@ def open_top(name: str) -> Skin:
     colour = OPEN_TOP_COLOURS[name]
     return dataclasses.replace(skin(name), name=f"{name}_open_top", background=Background("solid", (colour,)),
                                well_fill=colour, grid=None)
+
+
+def worst_corner(corners: np.ndarray, truth: np.ndarray) -> float:
+    """The farthest of four corners from its true place, pixels."""
+    return float(np.linalg.norm(np.asarray(corners, dtype=np.float64) - truth, axis=1).max())
+
+
+def empty_wells_found(sk: Skin, cameras: int, tolerance_px: float) -> int:
+    """Of ``cameras`` random cameras filming an empty board of ``sk`` (``filmed_empty_well``),
+    on how many find_well places every corner within ``tolerance_px``."""
+    found = 0
+    for seed in range(cameras):
+        frames, truth = filmed_empty_well(sk, seed)
+        fit = find_well(frames)
+        found += fit is not None and worst_corner(fit.corners, truth) <= tolerance_px
+    return found

@@ -13,7 +13,7 @@ from gamerig.games.tetris.calibration import (
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import Skin, skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings, film, map_points
-from support.filmed_play import filmed_play
+from support.filmed_play import filmed_play, worst_corner
 from support.pictures import picture_with_a_rectangle
 
 T_CELLS = [(4, 18), (5, 18), (6, 18), (5, 17)]
@@ -33,10 +33,6 @@ def _filmed_game(seed: int, sk: Skin) -> tuple[np.ndarray, np.ndarray]:
     return frame, map_points(h, screen.well_corners)
 
 
-def _worst_corner_px(found: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.linalg.norm(np.asarray(found, dtype=np.float64) - truth, axis=1).max())
-
-
 # skins with grid lines, walls, bevels, outlines, a picture background: within 1.5 px; one
 # held out of tuning (neon: no border, checker texture through the well) within SUCCESS_PX,
 # as the bench counts it; the per-skin rates over many scenes are in calibration.py's docstring
@@ -50,7 +46,7 @@ def test_find_well_places_every_corner_close_to_the_truth(name: str, seed: int, 
     fit = find_well(frame)
     assert fit is not None, f"{name}: no well found"
     assert fit.score >= MIN_SCORE
-    assert _worst_corner_px(fit.corners, truth) <= tolerance_px
+    assert worst_corner(fit.corners, truth) <= tolerance_px
 
 
 PLAY_SEEDS = range(400, 405)  # elektronika1986's filmed plays
@@ -63,7 +59,7 @@ def test_find_well_on_frames_of_play_sees_the_lattice_that_the_play_filled(seed:
     frames, truth = filmed_play(seed, skin("elektronika1986"))
     fit = find_well(frames)
     assert fit is not None and fit.score >= MIN_SCORE, f"seed {seed}: no well found in the frames of play"
-    assert _worst_corner_px(fit.corners, truth) <= SUCCESS_PX
+    assert worst_corner(fit.corners, truth) <= SUCCESS_PX
 
 
 def test_one_frame_of_those_plays_alone_is_pulled_off_by_the_dots():
@@ -72,7 +68,7 @@ def test_one_frame_of_those_plays_alone_is_pulled_off_by_the_dots():
     for seed in PLAY_SEEDS:
         frames, truth = filmed_play(seed, skin("elektronika1986"))
         one = find_well(frames[len(frames) // 2])
-        single.append(np.inf if one is None else _worst_corner_px(one.corners, truth))
+        single.append(np.inf if one is None else worst_corner(one.corners, truth))
     assert sum(error > SUCCESS_PX for error in single) >= 2, single
 
 
@@ -94,7 +90,7 @@ def test_refine_corners_snaps_corners_given_within_6_px(scenes):
     for frame, truth in scenes:
         for _ in range(2):
             fit = refine_corners(frame, truth + rng.uniform(-6.0, 6.0, size=(4, 2)))
-            errors.append(_worst_corner_px(fit.corners, truth))
+            errors.append(worst_corner(fit.corners, truth))
             scores.append(fit.score)
     assert np.median(errors) <= 1.5, errors
     assert np.mean(np.array(errors) <= SUCCESS_PX) >= 0.85, errors
@@ -169,7 +165,7 @@ def test_find_well_fits_more_than_the_lattice_that_refines_best():
     frames, truth = filmed_play(421, skin("gradient_open"))
     fit = find_well(frames)
     assert fit is not None, "no well found"
-    assert _worst_corner_px(fit.corners, truth) <= SUCCESS_PX
+    assert worst_corner(fit.corners, truth) <= SUCCESS_PX
 
 
 @pytest.mark.parametrize("seed", [415, 421])
@@ -179,7 +175,7 @@ def test_find_well_takes_the_lattice_the_play_moves_in_not_the_checker_beside_it
     frames, truth = filmed_play(seed, skin("neon"))
     fit = find_well(frames)
     assert fit is not None, "no well found"
-    assert _worst_corner_px(fit.corners, truth) <= SUCCESS_PX
+    assert worst_corner(fit.corners, truth) <= SUCCESS_PX
 
 
 def _rendered_evidence(name: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

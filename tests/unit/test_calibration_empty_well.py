@@ -8,17 +8,13 @@ import numpy as np
 import pytest
 
 from gamerig.games.tetris.calibration import (
-    _MIN_WELL_HEIGHT, MIN_SCORE, _along_edges, _Evidence, _half_pitch, _lattice_agreement, _middle_gray, find_well,
+    _MIN_WELL_HEIGHT, MIN_SCORE, _along_edges, _Evidence, _half_pitch, _lattice_agreement, _middle_gray,
 )
 from gamerig.games.tetris.calibration_outline import well_outlines
 from gamerig.games.tetris.skins import skin
-from support.filmed_play import filmed_empty_well
+from support.filmed_play import empty_wells_found, filmed_empty_well, worst_corner
 
 SUCCESS_PX = 3.0
-
-
-def worst_corner(corners: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.linalg.norm(np.asarray(corners, dtype=np.float64) - truth, axis=1).max())
 
 
 def test_the_outline_of_an_empty_well_is_a_quadrilateral_of_its_shape():
@@ -46,12 +42,7 @@ def test_an_empty_wells_blank_inside_is_no_lattice_of_half_its_pitch():
 def test_find_well_finds_an_empty_walled_well(name: str):
     """nes (a white wall on a checker background) and picture (a dark well framed on a busy
     picture): 2 and 3 of these 6 cameras found before, the others None or 60-222 px off."""
-    found = []
-    for seed in range(6):
-        frames, truth = filmed_empty_well(skin(name), seed)
-        fit = find_well(frames)
-        found.append(fit is not None and worst_corner(fit.corners, truth) <= SUCCESS_PX)
-    assert sum(found) >= 5
+    assert empty_wells_found(skin(name), 6, SUCCESS_PX) >= 5
 
 
 def test_a_preview_box_on_a_plain_page_is_no_lattice():

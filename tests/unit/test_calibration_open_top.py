@@ -10,18 +10,14 @@ import pytest
 
 from gamerig.games.tetris.calibration import (
     _MAX_PLAIN_INTERIOR, _MIN_WELL_HEIGHT, MIN_SCORE, _Evidence, _fit_lines, _interior_texture, _lattice_agreement,
-    _middle_gray, find_well,
+    _middle_gray,
 )
 from gamerig.games.tetris.calibration_outline import well_outlines
 from gamerig.games.tetris.skins import skin
-from support.filmed_play import filmed_empty_well, open_top
+from support.filmed_play import empty_wells_found, filmed_empty_well, open_top, worst_corner
 from support.pictures import RECTANGLE, picture_with_a_rectangle
 
 SUCCESS_PX = 3.0
-
-
-def worst_corner(corners: np.ndarray, truth: np.ndarray) -> float:
-    return float(np.linalg.norm(np.asarray(corners, dtype=np.float64) - truth, axis=1).max())
 
 
 def test_the_hull_of_walls_and_a_floor_is_a_candidate():
@@ -57,12 +53,7 @@ def test_a_bright_plain_well_reads_plain_through_the_cameras_moire_and_a_picture
 @pytest.mark.parametrize("name", ["outline", "flat_modern"])
 def test_find_well_finds_an_empty_well_open_at_the_top(name: str):
     """A thin bright wall and a dim one: 0 of these 6 cameras found before (None, or 41-205 px off)."""
-    found = []
-    for seed in range(6):
-        frames, truth = filmed_empty_well(open_top(name), seed)
-        fit = find_well(frames)
-        found.append(fit is not None and worst_corner(fit.corners, truth) <= SUCCESS_PX)
-    assert sum(found) >= 5
+    assert empty_wells_found(open_top(name), 6, SUCCESS_PX) >= 5
 
 
 @pytest.mark.parametrize("seed", [0, 3])
