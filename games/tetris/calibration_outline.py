@@ -17,7 +17,7 @@ well's blank inside was no longer taken for a lattice of half its pitch
 (``calibration._INNER_LINES_SHOWN``); no scene of play of the bench's 440 moved by more than
 0.3 px.  With the hulls (and an open-topped well taken as a well, its top placed where its
 walls end: ``calibration._wall_ends``) 36 of 66, and 21 of the 24 tuning wells redrawn open at
-the top, 0 before; the 440 the same 436.
+the top, 0 before; the 440 the same 436 (``calibration``'s docstring has the later figures).
 
 Pure: numpy and OpenCV.
 """

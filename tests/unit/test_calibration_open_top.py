@@ -72,3 +72,14 @@ def test_a_lattice_whose_lines_only_dots_show_is_no_well():
     frames, truth = filmed_empty_well(skin("elektronika1986"), 0)
     dots_lattice = truth + np.array([[-9.1, -2.2], [0.1, -25.3], [0.1, 0.3], [-10.1, 0.4]])
     assert _lattice_agreement(_Evidence.of(frames), dots_lattice, 10, 20) < MIN_SCORE
+
+
+def test_a_preview_boxs_side_beside_an_open_well_is_no_wall():
+    """On this camera a lattice with its left side on the preview box's right edge (4 cells
+    long) and its right side on the well's wall scored 1.0 like the well (41 px off, taken):
+    each wall and the floor must show along half its length."""
+    frames, truth = filmed_empty_well(open_top("outline"), 1)
+    beside_the_box = truth + np.array([[-22.4, -34.7], [-2.2, -34.7], [-1.0, -0.9], [-20.6, -0.3]])
+    evidence = _Evidence.of(frames)
+    assert _lattice_agreement(evidence, beside_the_box, 10, 20) < MIN_SCORE
+    assert _lattice_agreement(evidence, truth, 10, 20) >= MIN_SCORE
