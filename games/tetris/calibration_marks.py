@@ -71,13 +71,10 @@ class CellMarks:
         """The marks that sit at one common place in the cells of the lattice ``to_cells`` (the
         homography from frame to cell units) as (cell points, frame points), or None when
         marks are in too few cells, too few of the blobs, or on the lattice lines."""
-        if len(self.points) < self.min_cell_share * cols * rows:
+        inside = self._inside(to_cells, cols, rows)
+        if inside is None:
             return None
-        q = cv2.perspectiveTransform(self.points.reshape(-1, 1, 2).astype(np.float64), to_cells).reshape(-1, 2)
-        inside = (q[:, 0] > 0) & (q[:, 0] < cols) & (q[:, 1] > 0) & (q[:, 1] < rows)
-        q, p = q[inside], self.points[inside]
-        if len(q) < self.min_cell_share * cols * rows:
-            return None
+        q, p = inside
         fraction = q - np.floor(q)
         start = _common_place(fraction)
         off = (fraction - start + 0.5) % 1.0 - 0.5
@@ -101,6 +98,27 @@ class CellMarks:
         if np.all(np.minimum(place % 1.0, 1.0 - place % 1.0) < _OFF_LINE_CELLS):
             return None
         return cells + place, p[near]
+
+    def unplaced(self, to_cells: np.ndarray, cols: int, rows: int) -> bool:
+        """Whether the lattice ``to_cells`` has blobs in as many of its cells as marks would be
+        in but does not place them as marks (``in_cells``: at one place in its cells, off its
+        lines): a lattice drawn across a text-mode well's dots, not on its cells.  (Sensor noise
+        and the edges of walls give an empty well a hundred blobs or so, in 40-60 cells.)"""
+        inside = self._inside(to_cells, cols, rows)
+        if inside is None or len(np.unique(np.floor(inside[0]).astype(int), axis=0)) < self.min_cell_share * cols * rows:
+            return False
+        return self.in_cells(to_cells, cols, rows) is None
+
+    def _inside(self, to_cells: np.ndarray, cols: int, rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The blobs inside the lattice ``to_cells``'s well as (cell points, frame points), or
+        None when they are fewer than the marks' share of its cells."""
+        if len(self.points) < self.min_cell_share * cols * rows:
+            return None
+        q = cv2.perspectiveTransform(self.points.reshape(-1, 1, 2).astype(np.float64), to_cells).reshape(-1, 2)
+        inside = (q[:, 0] > 0) & (q[:, 0] < cols) & (q[:, 1] > 0) & (q[:, 1] < rows)
+        if inside.sum() < self.min_cell_share * cols * rows:
+            return None
+        return q[inside], self.points[inside]
 
 
 def first_in_cells(

@@ -72,6 +72,20 @@ def test_marks_on_the_lattice_lines_or_in_few_cells_are_not_used() -> None:
     assert CellMarks(np.zeros((0, 2))).in_cells(_to_cells(QUAD), 10, 20) is None
 
 
+def test_a_lattice_that_places_a_field_of_marks_nowhere_alike_leaves_them_unplaced() -> None:
+    """The score's test against lattices a text-mode well's dots drew the search to (one such
+    had its top-right corner a cell and a half high, 31 px off); a hundred blobs in a quarter of
+    the cells (sensor noise, a wall's edges in an empty well) are no field of marks."""
+    marks = _marks_at((0.55, 0.7), EVERY_CELL)
+    warped = QUAD.copy()
+    warped[1, 1] -= 1.5 * (QUAD[3, 1] - QUAD[0, 1]) / 20
+    assert marks.unplaced(_to_cells(warped), 10, 20)
+    assert not marks.unplaced(_to_cells(QUAD), 10, 20)
+    quarter = EVERY_CELL[:50]
+    two_each = np.vstack([_marks_at((0.3, 0.4), quarter).points, _marks_at((0.7, 0.6), quarter).points])
+    assert not CellMarks(two_each).unplaced(_to_cells(warped), 10, 20)
+
+
 def _median_worst_corner_of_glossy_open_wells() -> float:
     """find_well's median worst corner (px) over gradient_open's filmed plays of seeds 500-505."""
     worst = []

@@ -1,7 +1,7 @@
 """An empty well open at the top (walls and a floor, the well filled with the frame's colour,
 no grid) shows three sides and nothing inside: the calibration offers the hull of its walls as
 a candidate, takes a plain inside with walls and floor holding as a well, and puts its top where
-the walls end.  A text-mode well like that shows a dot in every empty cell besides."""
+the walls end (a text-mode well like that: tests/unit/test_calibration_text_mode.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from gamerig.games.tetris.calibration import (
     _middle_gray,
 )
 from gamerig.games.tetris.calibration_outline import well_outlines
-from gamerig.games.tetris.skins import skin
 from support.filmed_play import empty_wells_found, filmed_empty_well, open_top, worst_corner
 from support.pictures import RECTANGLE, picture_with_a_rectangle
 
@@ -54,24 +53,6 @@ def test_a_bright_plain_well_reads_plain_through_the_cameras_moire_and_a_picture
 def test_find_well_finds_an_empty_well_open_at_the_top(name: str):
     """A thin bright wall and a dim one: 0 of these 6 cameras found before (None, or 41-205 px off)."""
     assert empty_wells_found(open_top(name), 6, SUCCESS_PX) >= 5
-
-
-@pytest.mark.parametrize("seed", [0, 3])
-def test_a_text_mode_wells_dots_do_not_make_its_empty_inside_textured(seed: int):
-    """elektronika1986 prints a dot in every empty cell, inside walls and a floor with no top:
-    the inner points near the place where every cell shows its mark are not looked at (its
-    true well scored 0 on these cameras before)."""
-    frames, truth = filmed_empty_well(skin("elektronika1986"), seed)
-    assert _lattice_agreement(_Evidence.of(frames), truth, 10, 20) >= MIN_SCORE
-
-
-def test_a_lattice_whose_lines_only_dots_show_is_no_well():
-    """The columns of dots, their edges a few pixels long, made the lines of a lattice half a
-    cell aside (found on this camera, 9-25 px off, scoring 0.83 before): the score now takes a
-    line piece's edge only where it runs along most of the piece."""
-    frames, truth = filmed_empty_well(skin("elektronika1986"), 0)
-    dots_lattice = truth + np.array([[-9.1, -2.2], [0.1, -25.3], [0.1, 0.3], [-10.1, 0.4]])
-    assert _lattice_agreement(_Evidence.of(frames), dots_lattice, 10, 20) < MIN_SCORE
 
 
 def test_a_preview_boxs_side_beside_an_open_well_is_no_wall():
