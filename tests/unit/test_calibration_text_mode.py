@@ -1,6 +1,7 @@
 """An empty text-mode well (elektronika1986: thick walls and a floor, a dot in every empty
 cell, no top, no grid) filmed by random cameras: its true corners score as a well, rough
-corners refine to it, and lattices the dots draw the search to do not."""
+corners refine to it, lattices the dots draw the search to do not, and find_well finds it
+from the room its walls leave (0 of these 6 cameras before: None on 3, 11-31 px off on 3)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import numpy as np
 import pytest
 
 from gamerig.games.tetris.calibration import (
-    MIN_SCORE, _Evidence, _lattice_agreement, _peak_inside, refine_corners,
+    _MIN_WELL_HEIGHT, MIN_SCORE, _Evidence, _lattice_agreement, _middle_gray, _peak_inside, refine_corners,
 )
+from gamerig.games.tetris.calibration_outline import well_rooms
 from gamerig.games.tetris.skins import skin
-from support.filmed_play import filmed_empty_well, worst_corner
+from support.filmed_play import empty_wells_found, filmed_empty_well, worst_corner
 
 SUCCESS_PX = 3.0
 TEXT_MODE = skin("elektronika1986")
@@ -57,3 +59,17 @@ def test_a_lattice_the_dots_drew_the_search_to_is_no_well(seed: int, off: list[l
     """Lattices find_well took on these cameras before, each scoring as a well."""
     frames, truth = filmed_empty_well(TEXT_MODE, seed)
     assert _lattice_agreement(_Evidence.of(frames), truth + np.array(off), 10, 20) < MIN_SCORE
+
+
+def test_the_room_inside_thick_walls_is_a_candidate():
+    """The hull of walls and a floor runs along their outer edges, 10-15 px off; the room
+    they leave open is the well within a few pixels."""
+    frames, truth = filmed_empty_well(TEXT_MODE, 3)
+    rooms = well_rooms(_middle_gray(frames), 10, 20, _MIN_WELL_HEIGHT)
+    assert rooms
+    assert min(worst_corner(room, truth) for room in rooms) <= 3.5
+
+
+def test_find_well_finds_the_empty_well():
+    """Camera 2's dots are too dim to be found as marks, and its inside reads textured: None."""
+    assert empty_wells_found(TEXT_MODE, 6, SUCCESS_PX) >= 5
