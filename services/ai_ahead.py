@@ -138,11 +138,11 @@ class PlanAhead:
             return
         was = before[0]
         if seen.y == was.y - 1:
-            self.model.fall_step.see_fall(seen.kind, seen.y, t_capture)
             # at the level this piece falls at: the model's is the one after the planned pieces' lines
             active = self.active
-            level = active.level if active is not None and active.piece == seen.kind else self.model.level
-            self.timing.see_fall(t_capture, iteration_delay(level))
+            planned = active.level if active is not None and active.piece == seen.kind else None
+            self.model.see_fall(seen.kind, seen.y, t_capture, planned)
+            self.timing.see_fall(t_capture, iteration_delay(planned if planned is not None else self.model.level))
         if (seen.orientation, seen.x) != (was.orientation, was.x):
             down_t = self.effects.seen((was.orientation, was.x), (seen.orientation, seen.x), t_capture)
             if down_t is not None:

@@ -2,9 +2,10 @@
 landed), lines, pieces, and the level it plays at: the screen's if it shows one (and
 ``play.level_from_screen``), else the one its gravity shows (services/ai_fall_step.py), else the
 initial level raised by the lines the ai counted.  Where the count says the level changes, the
-fall samples start again: at a boundary the count is right at once (if it has not drifted) while
-the falls would show the old step for a piece or two; and if it has drifted, the new samples
-soon show the game's real step, which then prevails.  No I/O, no clock."""
+fall samples start again, from the pieces planned at the new level (the piece whose lines raised
+it falls on at the old step): at a boundary the count is right at once (if it has not drifted)
+while the falls would show the old step for a piece or two; and if it has drifted, the new
+samples soon show the game's real step, which then prevails.  No I/O, no clock."""
 
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ class GameModel:
         if seen is None:
             return actual_level(self.lines, self.initial_level)
         return max(seen, self.initial_level)  # a game never runs below the level it began at
+
+    def see_fall(self, piece: str, row: int, t_capture: float, planned_level: int | None) -> None:
+        """The frame of ``t_capture`` first showed ``piece`` fallen to ``row``; ``planned_level``:
+        the level the ai planned that piece at, if it did.  A piece planned before its own lines
+        raised the count's level still falls at the old step: its falls are no sample of the new
+        level (taken as samples, they brought the old level back at once, and the next piece was
+        planned and timed to the old fall step)."""
+        if planned_level is None or planned_level == self.level:
+            self.fall_step.see_fall(piece, row, t_capture)
 
     def see_level(self, level: object) -> None:
         """Note the level a frame showed (ignored unless 1..10)."""

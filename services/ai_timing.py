@@ -59,14 +59,18 @@ FALL_SAMPLES = 512
 #: Samples needed before an estimate is trusted.  The fall samples start again at every level
 #: change, and every piece planned from sight until they are back costs ~80 ms to its first key:
 #: with 6 that was ~5 pieces per level change (glass-to-key p99 of the pieces that move first,
-#: level 5 to 10 in 300 pieces: 104 ms); with 2, about one (24 ms).  Few fall samples err late, the
-#: safe side: a key waits, never comes before the spawn.  Few key samples err the other way: each
+#: level 5 to 10 in 300 pieces: 104 ms); with 2, about one, as a piece planned ahead at levels 7-9
+#: shows one fall or two before its drop: the first piece of a new level was timed by none, so the
+#: next one was planned from sight (78 ms).  With 1, no piece of a level-5 run was planned from
+#: sight after a level change (one first key at 42 ms: that sample was 30 ms late).  Few fall
+#: samples err late, the safe side: a key waits, never comes before the spawn, unless the picture
+#: was late by nearly a whole fall step.  Few key samples err the other way: each
 #: is the latency plus the wait for the game's next frame, so from 3 the latency came some 15 ms
 #: high and the ticks as early, and at a level-5 start the first key of a piece planned ahead went
 #: down before its spawn and its turn before its first fall (both lost).  The key samples are
 #: gathered once (they outlive level changes): 12 cost the first three or four pieces.
 MIN_KEY_SAMPLES = 12
-MIN_FALL_SAMPLES = 2
+MIN_FALL_SAMPLES = 1
 #: The envelopes take this quantile of the samples from the low end (at least the second smallest),
 #: ignoring outliers below.
 ENVELOPE_QUANTILE = 1 / 32
