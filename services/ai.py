@@ -207,6 +207,7 @@ class AiService(PlanAhead, SecondThought):
             if playing != self.playing:
                 self.playing = playing
                 self._drop_piece()
+                self.timing.restart_gravity()
                 self.service.set_state("active" if playing else "ready", "" if playing else topic)
         elif topic == "wd.halt" or (topic == "wd.state" and body.get("halted") is True):
             if not self.halted:
@@ -272,6 +273,7 @@ class AiService(PlanAhead, SecondThought):
         kind = body["kind"]
         if kind == "game_over":
             self.model.new_game()
+            self.timing.restart_gravity()
             self.following = True
             self._drop_piece()
             self.next_game.game_over(time.monotonic())

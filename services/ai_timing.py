@@ -71,8 +71,10 @@ FALL_SAMPLES = 512
 #: gathered once (they outlive level changes): 12 cost the first three or four pieces.
 MIN_KEY_SAMPLES = 12
 MIN_FALL_SAMPLES = 1
-#: The envelopes take this quantile of the samples from the low end (at least the second smallest),
-#: ignoring outliers below.
+#: The envelopes take this quantile of the samples from the low end, ignoring outliers below: at
+#: least the second smallest of three or more, the smaller of two.  (Of two, the larger put a new
+#: level's ticks 9-31 ms late in four level-5 runs, as a piece's first fall picture often comes
+#: late; the smaller, 0-4 ms.)
 ENVELOPE_QUANTILE = 1 / 32
 #: Feedback from the rig's own drops: a piece that appeared more than a quarter of a fall step
 #: before the predicted spawn came a tick early (the drop acted before the tick: the ticks were
@@ -168,6 +170,15 @@ class GameTiming:
             self._fall_period = period
         self._falls.append(t_capture)
 
+    def restart_gravity(self) -> None:
+        """The game's gravity may run on another schedule from now (play starts, a new game): the
+        falls seen so far say nothing about it.  Kept, they mixed two schedules: a bench run's
+        first 15 s of play had its ticks 35 ms early (the simulator put its first piece back at
+        the top before play, restarting gravity; the envelope took the old schedule's pictures),
+        and thirteen pieces' first keys went down before they spawned."""
+        self._falls.clear()
+        self._fall_period = None
+
     def ticks(self, fall_step_s: float) -> Ticks | None:
         """The gravity ticks on the key clock at this fall step; None until learned."""
         latency = self.view_latency_s
@@ -231,4 +242,5 @@ class KeyEffects:
 
 def _low(values: list[float]) -> float:
     ordered = sorted(values)
-    return ordered[min(max(1, int(len(ordered) * ENVELOPE_QUANTILE)), len(ordered) - 1)]
+    least = 1 if len(ordered) > 2 else 0
+    return ordered[min(max(least, int(len(ordered) * ENVELOPE_QUANTILE)), len(ordered) - 1)]

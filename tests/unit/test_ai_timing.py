@@ -138,6 +138,37 @@ def test_one_fall_at_a_new_fall_step_places_the_ticks_within_a_frame(every: int)
     assert -0.005 < phase_error(ticks, game.true_ticks_on_key_clock(), every * FRAME) < FRAME
 
 
+def test_of_a_new_fall_steps_first_two_pictures_the_earlier_places_the_ticks() -> None:
+    """A piece's first fall picture often comes late (30 ms in a level-5 run); the next one
+    on time must place the ticks, not wait for a third."""
+    every = 9
+    game = SyntheticGame(phase=3.00731, every=every, tick_frame=1)
+    timing = learned(game, falls=0)
+    first_tick = math.ceil((10.0 - game.tick(0)) / (every * FRAME))
+    timing.see_fall(game.captured(game.tick(first_tick)) + 0.03, fall_step_s=every * FRAME)
+    timing.see_fall(game.captured(game.tick(first_tick + 1)), fall_step_s=every * FRAME)
+    ticks = timing.ticks(every * FRAME)
+    assert ticks is not None
+    assert -0.005 < phase_error(ticks, game.true_ticks_on_key_clock(), every * FRAME) < FRAME
+
+
+def test_after_a_restart_of_gravity_only_the_new_schedules_falls_place_the_ticks() -> None:
+    """Play starts or a new game: the game's gravity may have restarted at another phase, and
+    falls of the old schedule must not pull the ticks early (the envelope takes the earliest)."""
+    every = 18
+    old = SyntheticGame(phase=3.00731, every=every, tick_frame=1)
+    new = SyntheticGame(phase=3.00731, every=every, tick_frame=7)  # 6 frames (100 ms) later
+    timing = learned(old)
+    timing.restart_gravity()
+    assert timing.ticks(every * FRAME) is None
+    first_tick = math.ceil((12.0 - new.tick(0)) / (every * FRAME))
+    for k in range(3):
+        timing.see_fall(new.captured(new.tick(first_tick + k)), fall_step_s=every * FRAME)
+    ticks = timing.ticks(every * FRAME)
+    assert ticks is not None
+    assert -0.005 < phase_error(ticks, new.true_ticks_on_key_clock(), every * FRAME) < FRAME
+
+
 def test_spawn_after_a_drop_is_the_first_tick_it_acts_before_and_the_later_one_when_in_doubt() -> None:
     ticks = Ticks(anchor=1.0, period=0.05)
     assert ticks.spawn_after(1.02, margin_s=0.005) == pytest.approx(1.05)
