@@ -228,9 +228,11 @@ class AiService(PlanAhead, SecondThought):
         keep = active is not None and active.finished and (
             active.dropped_at is not None or active.left_to_gravity or (self.last_plan_id == active.part_id and not self.relay_idle)
         )
-        self._drop_piece()
         if keep:
+            self._forget_plans()
             self.active, self.following, self.kept_over_halt = active, False, True
+        else:
+            self._drop_piece()
 
     def on_resync(self, body: dict[str, Any]) -> None:
         """wd.resync: believe the observed board, plus the piece in play if it has not landed yet,
@@ -247,7 +249,7 @@ class AiService(PlanAhead, SecondThought):
         if active is None:
             return
         if kept and board != active.board_before:
-            self._drop_piece()
+            self._forget_plans()  # it landed: its lines stand
             return
         active.board_before = board.copy()
         landing = self.planner.landing(board, active.placement)
@@ -275,7 +277,7 @@ class AiService(PlanAhead, SecondThought):
             self.model.new_game()
             self.timing.restart_gravity()
             self.following = True
-            self._drop_piece()
+            self._forget_plans()
             self.next_game.game_over(time.monotonic())
             return
         if kind == "landed":
@@ -817,6 +819,14 @@ class AiService(PlanAhead, SecondThought):
         log.warning("plan %s: %s", active.part_id, why)
 
     def _drop_piece(self) -> None:
+        """Forget the piece in play, which has not landed, and take its lines back from the count
+        (``GameModel.withdraw``)."""
+        if self.active is not None:
+            self.model.withdraw(self.active.lines_cleared)
+        self._forget_plans()
+
+    def _forget_plans(self) -> None:
+        """Forget the piece in play and every plan made around it; the count stands."""
         self.active = self.deferred = self.skipped = self.pending = None
         self.waiting_for_keys = self.kept_over_halt = False
         self._discard_ahead("play stopped")

@@ -72,9 +72,21 @@ class GameModel:
     def commit(self, predicted: Board, lines_cleared: int) -> None:
         """A placement was planned: believe its result."""
         self.board = predicted
-        counted = actual_level(self.lines, self.initial_level)
-        self.lines += lines_cleared
+        self._count_lines(lines_cleared)
         self.pieces += 1
+
+    def withdraw(self, lines_cleared: int) -> None:
+        """A planned piece was forgotten before it landed (a halt, a pause): take it and its lines
+        back.  It lands unplanned, or is seen still falling and planned again, and counted then:
+        counted twice, a piece forgotten at a halt put the count a line ahead of the game, and at a
+        level boundary the ai planned and timed pieces a level too fast for seconds (a level-5
+        bench run: 13 first keys late or lost, 5 mismatches)."""
+        self._count_lines(-lines_cleared)
+        self.pieces = max(0, self.pieces - 1)
+
+    def _count_lines(self, change: int) -> None:
+        counted = actual_level(self.lines, self.initial_level)
+        self.lines = max(0, self.lines + change)
         if actual_level(self.lines, self.initial_level) != counted:
             self.fall_step.forget()
 

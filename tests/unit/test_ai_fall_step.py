@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from gamerig.games.tetris.board import Board
 from gamerig.games.tetris.rules import Rules, iteration_delay
 from gamerig.services.ai_fall_step import MIN_SAMPLES, FallStep
 from gamerig.services.ai_model import GameModel
@@ -97,3 +98,14 @@ def test_the_model_prefers_the_screen_then_the_falls_then_the_lines() -> None:
     assert model.level == 5
     _fall(model.fall_step.see_fall, "S", range(19, 5, -1), 0.0, 3, random.Random(6))
     assert model.level == 5  # a game never runs below its initial level
+
+
+def test_a_piece_forgotten_before_it_landed_takes_its_lines_back_from_the_count() -> None:
+    model = GameModel(Rules("standard", 10, 20), initial_level=5, level_from_screen=False)
+    model.lines = 59
+    model.commit(Board(10, 20), 2)  # planned to make two lines: 61, level 7 by the count
+    assert model.level == 7
+    model.withdraw(2)  # forgotten at a halt, to be planned again once seen
+    assert (model.lines, model.pieces, model.level) == (59, 0, 6)
+    model.commit(Board(10, 20), 2)
+    assert (model.lines, model.pieces, model.level) == (61, 1, 7)
