@@ -80,7 +80,7 @@ class GameModel:
         back.  It lands unplanned, or is seen still falling and planned again, and counted then:
         counted twice, a piece forgotten at a halt put the count a line ahead of the game, and at a
         level boundary the ai planned and timed pieces a level too fast for seconds (a level-5
-        bench run: 13 first keys late or lost, 5 mismatches)."""
+        bench run: 5 mismatches, the count 4 lines ahead by its end)."""
         self._count_lines(-lines_cleared)
         self.pieces = max(0, self.pieces - 1)
 
