@@ -38,7 +38,7 @@ loop checks still applies.  The lost-drop check
 under way (that piece leaves its spawn pose at once, so the check would take it for the dropped
 one).
 
-Measured with ``gamerigctl bench rig`` (daemon/bench_rig.py has the runs).  PlanAhead is a mixin of services/ai.py's AiService: it keeps the plan made ahead (``ahead``,
+Measured with ``gamerigctl bench rig`` (the README's Results have the runs).  PlanAhead is a mixin of services/ai.py's AiService: it keeps the plan made ahead (``ahead``,
 ``ahead_choice``) and the learned timing, and uses the service's model, planner and publishing.
 """
 
