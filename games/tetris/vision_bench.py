@@ -298,14 +298,18 @@ class SceneRun:
             image[row:] = self.screen(truth.torn_from).image[row:]
         return film(image, self.rng, settings)
 
-    def calibration(self, frames: list[TruthFrame], tally: Tally) -> None:
-        """find_well on ``CALIBRATION_FRAMES`` frames spread over ``frames``, against the true corners."""
+    def calibration_shots(self, frames: list[TruthFrame]) -> tuple[list[np.ndarray], np.ndarray]:
+        """``CALIBRATION_FRAMES`` frames spread over ``frames``, filmed, and the well's true corners in them."""
         shots = [self.filmed(truth, self.settings) for truth in _spread(frames, CALIBRATION_FRAMES)]
-        h = shots[0][1]
-        fit = find_well([image for image, _ in shots])
+        return [image for image, _ in shots], map_points(shots[0][1], self.screen(None).well_corners)
+
+    def calibration(self, frames: list[TruthFrame], tally: Tally) -> None:
+        """find_well on ``calibration_shots(frames)``, against the true corners."""
+        images, corners = self.calibration_shots(frames)
+        fit = find_well(images)
         tally.scenes += 1
         if fit is not None:
-            error = _worst_corner_error(fit.corners, map_points(h, self.screen(None).well_corners))
+            error = _worst_corner_error(fit.corners, corners)
             tally.corner_errors.append(error)
             tally.calibrated += error <= CORNER_TOLERANCE_PX
 
@@ -475,14 +479,22 @@ class SceneResult:
     pipeline_latencies_s: list[float]
 
 
-def measure_scene(seed: int, spec: PlayerSpec, k: int, scene: int, share: int) -> SceneResult:
-    """Film scene ``scene`` of a run with ``seed`` for ``share`` frames and measure it."""
+@dataclass
+class Scene:
+    """One scene of a run, played and ready to film: ``run`` films it, ``truth`` is its play,
+    ``bump_at`` the frame the camera is knocked at (or None), ``plays`` its frames of play before that."""
+
+    run: SceneRun
+    truth: list[TruthFrame]
+    bump_at: int | None
+    plays: list[TruthFrame]
+
+
+def scene_of(seed: int, spec: PlayerSpec, scene: int, share: int) -> Scene:
+    """Scene ``scene`` of a run with ``seed``, ``share`` frames long (``frame_shares``), played."""
     rules = Rules("standard", 10, 20)
     rng = np.random.default_rng([seed, scene])
-    skin = SKINS[scene % len(SKINS)]
-    latencies: list[float] = []
-    pipeline: list[float] = []
-    run = SceneRun(skin, CameraSettings.random(rng), rng, seed + scene, latencies, pipeline)
+    run = SceneRun(SKINS[scene % len(SKINS)], CameraSettings.random(rng), rng, seed + scene, [], [])
     style = PlayStyle.random(rng, careless=_ends_game(scene))
     play = ScenePlay(spec, rules, seed + scene, int(rng.integers(0, MAX_SKIPPED_PIECES + 1)), style, rng)
     truth = scene_frames(play, share, rng)
@@ -490,10 +502,16 @@ def measure_scene(seed: int, spec: PlayerSpec, k: int, scene: int, share: int) -
     if scene % BUMP_EVERY == BUMP_EVERY - 1 and not style.careless:
         bump_at = int(len(truth) * rng.uniform(0.5, 0.9))
     plays = [t for t in truth[: bump_at or len(truth)] if t.kind == "play"] or truth[:1]
+    return Scene(run, truth, bump_at, plays)
+
+
+def measure_scene(seed: int, spec: PlayerSpec, k: int, scene: int, share: int) -> SceneResult:
+    """Film scene ``scene`` of a run with ``seed`` for ``share`` frames and measure it."""
+    played = scene_of(seed, spec, scene, share)
     tally = Tally()
-    run.calibration(plays, tally)
-    run.recognition(truth, bump_at, k, tally)
-    return SceneResult(skin, tally, latencies, pipeline)
+    played.run.calibration(played.plays, tally)
+    played.run.recognition(played.truth, played.bump_at, k, tally)
+    return SceneResult(played.run.skin, tally, played.run.latencies_s, played.run.pipeline_latencies_s)
 
 
 def _ignore_sigint() -> None:
