@@ -60,7 +60,12 @@ gradient, the middles of cells carry little.
    better (step 5).  Where the chosen fit holds at one end a column that looks like the
    column beyond it, while its other columns and the column beyond its other end look alike
    (``calibration_fill``: a well drawn in a fill of its own, a column off), it is refitted a
-   column over, and the refit taken if it scores within ``_SPAWN_MARGIN`` of it.  Where the
+   column over, and the refit taken if it scores within ``_SPAWN_MARGIN`` of it.  Where a new
+   piece first shows with its top below (or above) the fit's top row (``SpawnCue.top_row``: an
+   open well's empty middle rows let a lattice with a row more or less fit its stack and the
+   falling piece as well), the fit with its top edge, or all of it, moved by those rows is
+   refitted, and taken if it shows the piece in its top row and middle and scores within
+   ``_SPAWN_MARGIN`` of it.  Where the
    choice scores below ``MIN_SCORE`` by step 5, the fit from a room (step 1) that scores
    ``_SURE_WELL`` is taken instead.
 5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
@@ -1047,6 +1052,30 @@ def _filled_instead(
     return corners
 
 
+#: The corners an edge of the well moves (top-left, top-right, bottom-right, bottom-left).
+_TOP_EDGE = np.array([[1, 1], [1, 1], [0, 0], [0, 0]])
+
+
+def _top_at_spawn_instead(
+    gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge], marks: Sequence[CellMarks],
+    spawn: SpawnCue, cols: int, rows: int,
+) -> np.ndarray:
+    """``corners`` refitted with its top edge, or all of it, moved by the rows a new piece first
+    shows below (or above) its top row (``SpawnCue.top_row``), if the refit shows the piece in its
+    top row and middle and scores within ``_SPAWN_MARGIN`` of it; else ``corners``.  An open
+    well's empty middle rows hold its pitch loosely: a lattice with a row more, or less, fits its
+    stack and a falling piece's lines as well."""
+    offset = spawn.top_row(_homography(corners, cols, rows), cols)
+    if not offset:
+        return corners
+    score = _score(gx, gy, corners, cols, rows)
+    step_y = _cell_steps(corners, cols, rows)[1]
+    refits = [_fit_lines(gx, gy, corners + offset * step_y * part, cols, rows, straight, marks) for part in (_TOP_EDGE, 1)]
+    shown = [f for f in refits if spawn.top_row(h := _homography(f, cols, rows), cols) == 0 and spawn.centred(h, cols) is not False
+             and _score(gx, gy, f, cols, rows) >= score - _SPAWN_MARGIN * abs(score)]
+    return max(shown, key=lambda f: _score(gx, gy, f, cols, rows)) if shown else corners
+
+
 def _settle_cell_shift(
     gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, straight: Sequence[StraightEdge],
     marks: Sequence[CellMarks], spawn: SpawnCue,
@@ -1061,7 +1090,7 @@ def _settle_cell_shift(
     moves = [c + i * step_x + j * step_y for i in reach for j in reach if (i, j) != (0, 0)]
     # a lattice a cell too long or short (a wrong pitch locked on the neighbouring lines):
     # move one edge alone
-    top, bottom, left, right = (np.array([[1, 1], [1, 1], [0, 0], [0, 0]]), np.array([[0, 0], [0, 0], [1, 1], [1, 1]]),
+    top, bottom, left, right = (_TOP_EDGE, np.array([[0, 0], [0, 0], [1, 1], [1, 1]]),
                                 np.array([[1, 1], [0, 0], [0, 0], [1, 1]]), np.array([[0, 0], [1, 1], [1, 1], [0, 0]]))
     moves += [c + k * step_y * top for k in reach if k] + [c + k * step_y * bottom for k in (-1, 1)]
     moves += [c + k * step_x * side for k in (-1, -0.5, 0.5, 1) for side in (left, right)]  # half: a wall's far edge
@@ -1229,6 +1258,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
              for room in well_rooms(gray, cols, rows, _MIN_WELL_HEIGHT)]
     corners = _chosen(evidence, gx, gy, [*fits, *rooms], _play(grays), spawn, cols, rows)
     corners = _filled_instead(_frame_list(frames), gx, gy, corners, frame_edges, marks, spawn, cols, rows)
+    corners = _top_at_spawn_instead(gx, gy, corners, frame_edges, marks, spawn, cols, rows)
     # scored like ``refine_corners``' fits, so the two scores compare
     fit = WellFit(corners=corners.astype(np.float32), score=_lattice_agreement(evidence, corners, cols, rows))
     if fit.score < MIN_SCORE:

@@ -14,6 +14,13 @@ within ``calibration._SPAWN_MARGIN`` of each other, never against the lattice.  
 440 scenes of `gamerigctl bench vision` at seeds 0 and 1 (24 frames 70 ms apart) it spoke in
 159, and in each said the true well's middle.
 
+The same first frames say where the well's top is (``top_row``): a new piece shows its top in
+the well's top row (it enters the well there; Standard Tetris spawns it in the top two rows),
+so a lattice a row too tall shows it in its second row, one a row short above its first.  A
+piece may first show a row down, when the frames are far apart, never a row up: of several
+pieces the highest counts.  ``calibration._top_at_spawn_instead`` takes this only between fits
+within ``_SPAWN_MARGIN`` of each other, as the column cue.
+
 Pure: numpy and OpenCV.
 """
 from __future__ import annotations
@@ -32,6 +39,8 @@ _PIECE_CELLS = 4
 _SPAWN_ROWS = 2
 #: The middle of a piece just shown lies within this many columns of the well's middle.
 _MIDDLE_REACH = 0.5
+#: The rows asked where a new piece's top is (from, to): a lattice up to two rows off.
+_TOP_BAND = (-2, 4)
 
 
 class SpawnCue:
@@ -43,23 +52,40 @@ class SpawnCue:
             median = np.median(np.stack(grays), axis=0)
             self._new = [(np.abs(gray - median) > _NEW_LEVEL).astype(np.float32) for gray in grays]
 
+    def top_row(self, homography: np.ndarray, cols: int) -> int | None:
+        """The row of the lattice ``homography`` (cell units to frame) that holds the top of a
+        new piece when it first shows (a tetromino whole in ``_TOP_BAND``, where the frame before
+        showed nothing new): 0 on the true well, 1 on a lattice a row too tall, -1 on one a row
+        short.  Of several pieces, the highest (a piece may first show a row down, never up);
+        None when no frame shows one appear."""
+        first, last = _TOP_BAND
+        top_rows = self._appearing(homography, cols, np.arange(first, last), _PIECE_CELLS)
+        return min(first + int(np.flatnonzero(cells.any(axis=1))[0]) for cells in top_rows) if top_rows else None
+
+    def _appearing(self, homography: np.ndarray, cols: int, rows: np.ndarray, cells: int) -> list[np.ndarray]:
+        """In the lattice ``homography``'s ``rows``, the new cells (rows x cols, boolean) of each
+        frame that shows exactly ``cells`` of them where the frame before showed none."""
+        offsets = (np.arange(_SAMPLES) + 0.5) / _SAMPLES * 0.5 + 0.25  # the middle half of a cell
+        xs = (np.arange(cols)[:, None] + offsets[None, :]).ravel()
+        ys = (rows[:, None] + offsets[None, :]).ravel()
+        grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 1, 2).astype(np.float64)
+        points = cv2.perspectiveTransform(grid, homography).reshape(len(rows) * _SAMPLES, cols * _SAMPLES, 2).astype(np.float32)
+        found, before = [], None  # the frame before's new cells
+        for new in self._new:
+            sampled = cv2.remap(new, points[..., 0], points[..., 1], cv2.INTER_NEAREST, borderValue=0.0)
+            now = sampled.reshape(len(rows), _SAMPLES, cols, _SAMPLES).mean(axis=(1, 3)) >= _NEW_CELL_SHARE
+            if before is not None and not before.any() and now.sum() == cells:
+                found.append(now)
+            before = now
+        return found
+
     def centred(self, homography: np.ndarray, cols: int) -> bool | None:
         """Whether the first frame showing a piece in the top rows of the lattice ``homography``
         maps (cell units to frame) shows it in the lattice's middle columns; None when no frame
         shows one there."""
-        offsets = (np.arange(_SAMPLES) + 0.5) / _SAMPLES * 0.5 + 0.25  # the middle half of a cell
-        xs = (np.arange(cols)[:, None] + offsets[None, :]).ravel()
-        ys = (np.arange(_SPAWN_ROWS)[:, None] + offsets[None, :]).ravel()  # only the top rows are asked
-        grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 1, 2).astype(np.float64)
-        points = cv2.perspectiveTransform(grid, homography).reshape(_SPAWN_ROWS * _SAMPLES, cols * _SAMPLES, 2).astype(np.float32)
-        before = None  # the frame before's new cells in the top rows
-        for new in self._new:
-            sampled = cv2.remap(new, points[..., 0], points[..., 1], cv2.INTER_NEAREST, borderValue=0.0)
-            top = sampled.reshape(_SPAWN_ROWS, _SAMPLES, cols, _SAMPLES).mean(axis=(1, 3)) >= _NEW_CELL_SHARE
-            appeared = before is not None and not before.any()
-            before = top
-            if top.sum() == _PIECE_CELLS and appeared:
-                columns = np.flatnonzero(top.any(axis=0))
-                middle = 0.5 * (columns.min() + columns.max() + 1)
-                return bool(abs(middle - 0.5 * cols) <= _MIDDLE_REACH)
-        return None
+        appeared = self._appearing(homography, cols, np.arange(_SPAWN_ROWS), _PIECE_CELLS)  # only the top rows
+        if not appeared:
+            return None
+        columns = np.flatnonzero(appeared[0].any(axis=0))
+        middle = 0.5 * (columns.min() + columns.max() + 1)
+        return bool(abs(middle - 0.5 * cols) <= _MIDDLE_REACH)

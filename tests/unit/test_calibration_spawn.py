@@ -12,6 +12,7 @@ from gamerig.games.tetris.calibration_spawn import SpawnCue
 from gamerig.games.tetris.render import render
 from gamerig.games.tetris.skins import skin
 from gamerig.hardware.sim.synthetic_camera import CameraSettings
+from support.bench_scenes import calibration_shots
 from support.filmed_play import columns_aside, filmed
 
 SUCCESS_PX = 3.0
@@ -59,6 +60,35 @@ def test_find_well_puts_an_open_well_where_the_new_piece_is_in_its_middle(seed: 
     """A stack eight columns wide fits as well a column or two aside (these three landed 18-35
     px off before the cue)."""
     frames, truth = open_well_play(seed)
+    fit = find_well(frames)
+    assert fit is not None
+    assert np.linalg.norm(np.asarray(fit.corners, dtype=np.float64) - truth, axis=1).max() <= SUCCESS_PX
+
+
+def rows_taller(corners: np.ndarray, rows: int, height: int = 20) -> np.ndarray:
+    """Well corners with the top edge moved up by ``rows`` rows (negative: down)."""
+    moved = np.asarray(corners, dtype=np.float64).copy()
+    moved[:2] -= rows * (moved[3] - moved[0] + moved[2] - moved[1]) / (2 * height)
+    return moved
+
+
+def test_a_new_piece_shows_its_top_in_the_top_row_of_the_true_well_only():
+    frames, truth = open_well_play(0)
+    cue = SpawnCue(_grays(frames))
+    assert cue.top_row(_homography(truth, 10, 20), 10) == 0
+    assert cue.top_row(_homography(rows_taller(truth, 1), 10, 20), 10) == 1  # a row too tall: the T in its rows 1-2
+    assert cue.top_row(_homography(rows_taller(truth, -1), 10, 20), 10) == -1
+
+
+def test_a_piece_there_from_the_first_frame_places_no_top():
+    frames, truth = open_well_play(0, spawn_frame=0)
+    assert SpawnCue(_grays(frames)).top_row(_homography(truth, 10, 20), 10) is None
+
+
+def test_find_well_puts_an_open_wells_top_where_a_new_piece_shows():
+    """gradient_open, scene 93 of tests/calibration_eval.py --seed 2: its stack three rows high
+    and a J falling fit a lattice with a row more as well (18 px off before the cue)."""
+    frames, truth = calibration_shots(2, 93)
     fit = find_well(frames)
     assert fit is not None
     assert np.linalg.norm(np.asarray(fit.corners, dtype=np.float64) - truth, axis=1).max() <= SUCCESS_PX
