@@ -87,7 +87,8 @@ score with the one at calibration.
 
 State: the target (99% of scenes, a median of 1.5 px) is met on the 440 scenes of seeds 0 and
 1, on which the cues below were developed, and not on those of seeds 2 and 3, first run on
-2026-12-07: 428 of 440 (97.3%; gradient_open 34 of 40; the README's Results list the misses).
+2026-12-07: 428 of 440 (97.3%; gradient_open 34 of 40; the README's Results list the misses),
+429 with the top-row cue of step 4; seed 4, first run with it, 211 of 220 (95.9%).
 ``.venv/bin/python tests/calibration_eval.py --scenes 220 --seed S`` measures
 find_well on the scenes of ``gamerigctl bench vision --frames 22000 --seed S`` (24 frames
 spread over each scene's 1.7 s of play; found: the worst corner within 3 px; the figures below
