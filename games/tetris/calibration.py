@@ -1053,7 +1053,7 @@ def _filled_instead(
     return corners
 
 
-#: The corners an edge of the well moves (top-left, top-right, bottom-right, bottom-left).
+#: The top edge as a mask on the corners (top-left, top-right, bottom-right, bottom-left): the two it moves.
 _TOP_EDGE = np.array([[1, 1], [1, 1], [0, 0], [0, 0]])
 
 
