@@ -1,0 +1,43 @@
+"""find_well's search reaches wells its lattice search used to miss: a small stack on an open
+well far from the screen's edges, a fit settled whole columns aside, a well whose top edge the
+frame cuts.  Each scene is one of tests/calibration_eval.py's that find_well missed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gamerig.games.tetris.calibration import _near_play, _play, find_well
+from support.bench_scenes import calibration_shots
+
+SUCCESS_PX = 3.0
+
+
+def worst_corner_px(corners: np.ndarray, truth: np.ndarray) -> float:
+    """The largest distance of a fitted corner from its true place."""
+    return float(np.linalg.norm(np.asarray(corners, dtype=np.float64) - truth, axis=1).max())
+
+
+@pytest.mark.parametrize(
+    ("seed", "scene", "what"),
+    [(4, 137, "gradient_open: a stack of six cells; the monitor's edges outscored its lattice (None before)"),
+     (4, 104, "gradient_open: settled four columns right, on half the stack (68 px off before)"),
+     (3, 14, "flat_modern: the frame cuts the well's top edge by 3 px (a row low, 23 px off, before)")],
+)
+def test_find_well_finds_the_scene_it_missed(seed: int, scene: int, what: str):
+    frames, truth = calibration_shots(seed, scene)
+    fit = find_well(frames)
+    assert fit is not None, what
+    assert worst_corner_px(fit.corners, truth) <= SUCCESS_PX, what
+
+
+def test_near_play_marks_the_moving_piece_and_its_surroundings_only():
+    still = np.zeros((100, 200), np.float32)
+    moved = still.copy()
+    moved[40:44, 100:104] = 255.0  # a piece's cell came
+    play = _play([still, still, moved])
+    assert play is not None
+    near = _near_play(play, (100, 50))  # half size
+    assert near.shape == (50, 100)
+    assert near[21, 51] == 1.0 and near[21, 54] == 1.0  # the cell (50-51 at half size), and 3 px (0.06 of 50) off it
+    assert near[21, 55] == 0.0 and near[21, 20] == 0.0 and near[5, 51] == 0.0 and near[45, 90] == 0.0
