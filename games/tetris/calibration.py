@@ -98,8 +98,9 @@ find_well on the scenes of ``gamerigctl bench vision --frames 22000 --seed S`` (
 spread over each scene's 1.7 s of play; found: the worst corner within 3 px; the figures below
 from a per-scene variant of it, the same scenes and calls). Now: seed 0 219 of 220, seed 1 219
 (99.5% of 440; held out of tuning 59 and 59 of 60), median worst corner 0.77 and 0.70 px,
-4.6 s of CPU per call two at a time (3.5 s before the changes above; 2.3 s alone before the rooms of step 1 were fitted, 2.0 s before the cells' own
-edges, 1.76 s before the spawn cue: the frames' median it needs; on 2026-12-06).  A wall's
+4.6 s of CPU per call, two runs at a time (3.5 s so before the changes above).  Alone, on
+2026-12-06: 2.3 s, 2.1 s before the rooms of step 1 were fitted, 2.0 s before the cells' own
+edges, 1.76 s before the spawn cue (the frames' median it needs).  A wall's
 far edge on the rim of a piece's profile, as strong as its near edge (both saturated), had
 the piece weigh nothing (``_peak_inside``): with that mended 89 scenes moved by more than
 0.05 px (50 nearer, 39 further, by at most 1.3 px but one), seed 0's held-out neon 130 and

@@ -9,13 +9,9 @@ import pytest
 
 from gamerig.games.tetris.calibration import _near_play, _play, find_well
 from support.bench_scenes import calibration_shots
+from support.filmed_play import worst_corner
 
 SUCCESS_PX = 3.0
-
-
-def worst_corner_px(corners: np.ndarray, truth: np.ndarray) -> float:
-    """The largest distance of a fitted corner from its true place."""
-    return float(np.linalg.norm(np.asarray(corners, dtype=np.float64) - truth, axis=1).max())
 
 
 @pytest.mark.parametrize(
@@ -28,7 +24,7 @@ def test_find_well_finds_the_scene_it_missed(seed: int, scene: int, what: str):
     frames, truth = calibration_shots(seed, scene)
     fit = find_well(frames)
     assert fit is not None, what
-    assert worst_corner_px(fit.corners, truth) <= SUCCESS_PX, what
+    assert worst_corner(fit.corners, truth) <= SUCCESS_PX, what
 
 
 def test_near_play_marks_the_moving_piece_and_its_surroundings_only():
