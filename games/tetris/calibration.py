@@ -68,7 +68,10 @@ gradient, the middles of cells carry little.
    open well's empty middle rows let a lattice with a row more or less fit its stack and the
    falling piece as well), the fit with its top edge, or all of it, moved by those rows is
    refitted, and taken if it shows the piece in its top row and middle and scores within
-   ``_SPAWN_MARGIN`` of it.  Where the
+   ``_SPAWN_MARGIN`` of it.  Where the fit's floor shows no edge but a line up to
+   ``_FLOAT_ROWS`` above it does (an open well's stack floats in a fit too low: occupied
+   rows run from the floor up without a gap), the fit moved up to that line is refitted and
+   taken if its floor shows the stack and it scores within ``_SPAWN_MARGIN`` (``_on_floor_instead``).  Where the
    choice scores below ``MIN_SCORE`` by step 5, the fit from a room (step 1) that scores
    ``_SURE_WELL`` is taken instead.
 5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
@@ -272,6 +275,10 @@ _SETTLE_ROUNDS = 3  # rounds of whole-cell moves at most, while the best one mov
 #: Where a new piece shows off the best fit's middle (``calibration_spawn``), a fit within this
 #: share of its score that shows it in the middle is taken instead.
 _SPAWN_MARGIN = 0.1
+#: A fit whose floor shows fewer clear pieces of edge than this, and a line at most this many
+#: rows above it as many, floats above its stack (``_on_floor_instead``).
+_FLOOR_PIECES = 3
+_FLOAT_ROWS = 3
 # the line fit
 _FIT_SAMPLES = 3  # points per cell along a line piece when measuring where the line runs
 _PROFILE_HALF_STEPS = 6  # profile points on each side of a line
@@ -1124,6 +1131,41 @@ def _top_at_spawn_instead(
     return max(shown, key=lambda f: _score(gx, gy, f, cols, rows)) if shown else corners
 
 
+def _on_floor_instead(
+    gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge], marks: Sequence[CellMarks],
+    cols: int, rows: int,
+) -> np.ndarray:
+    """``corners`` refitted with all of it moved up by the rows its floor lies below the
+    stack's bottom, if the refit's floor shows the stack and it scores within
+    ``_SPAWN_MARGIN`` of it; else ``corners``.  The occupied rows of a Tetris well run from
+    its floor up without a gap (a piece rests on the floor or on cells below it, and a clear
+    moves the rows above down together), so a fit whose floor shows no edge while a line of
+    it ``_FLOAT_ROWS`` rows up at most does is too low: an open well, whose floor is the
+    stack's edge alone, fits its stack and falling piece about as well two rows down."""
+    shown = _clear_pieces_per_row_line(gx, gy, corners, cols, rows)
+    if shown[rows] >= _FLOOR_PIECES:
+        return corners
+    above = [k for k in range(1, _FLOAT_ROWS + 1) if shown[rows - k] >= _FLOOR_PIECES]
+    if not above:
+        return corners
+    score = _score(gx, gy, corners, cols, rows)
+    moved = _fit_lines(gx, gy, corners - above[0] * _cell_steps(corners, cols, rows)[1], cols, rows, straight, marks)
+    if (_clear_pieces_per_row_line(gx, gy, moved, cols, rows)[rows] >= _FLOOR_PIECES
+            and _score(gx, gy, moved, cols, rows) >= score - _SPAWN_MARGIN * abs(score)):
+        return moved
+    return corners
+
+
+def _clear_pieces_per_row_line(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int) -> np.ndarray:
+    """Per horizontal lattice line of ``corners`` (0 the top, ``rows`` the floor), its pieces
+    within the well whose clear edge is on it (as ``_lattice_agreement`` counts them)."""
+    pieces = _edge_measurements(gx, gy, corners, cols, rows, _SCORE_REACH_CELLS, whole=True)
+    horizontal = np.arange(len(pieces.cell)) >= (cols + 1) * rows  # the vertical lines' pieces come first
+    across, line = pieces.cell[:, 0], pieces.cell[:, 1]
+    shown = horizontal & (across > 0) & (across < cols) & pieces.on_line & (pieces.weight.sum(axis=1) >= _CLEAR_EDGE)
+    return np.bincount(np.round(line[shown]).astype(int), minlength=rows + 1)
+
+
 def _settle_cell_shift(
     gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, straight: Sequence[StraightEdge],
     marks: Sequence[CellMarks], spawn: SpawnCue,
@@ -1320,6 +1362,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
     corners = _chosen(evidence, gx, gy, fits, play, spawn, cols, rows)
     corners = _filled_instead(_frame_list(frames), gx, gy, corners, frame_edges, marks, spawn, cols, rows)
     corners = _top_at_spawn_instead(gx, gy, corners, frame_edges, marks, spawn, cols, rows)
+    corners = _on_floor_instead(gx, gy, corners, frame_edges, marks, cols, rows)
     # scored like ``refine_corners``' fits, so the two scores compare
     fit = WellFit(corners=corners.astype(np.float32), score=_lattice_agreement(evidence, corners, cols, rows))
     if fit.score < MIN_SCORE:
