@@ -1,7 +1,8 @@
 """find_well's search reaches wells its lattice search used to miss: a small stack on an open
 well far from the screen's edges, a fit settled whole columns aside, a well whose top edge the
-frame cuts, a fit whose floor lay under the stack, cells as busy as the lines.  Each scene is
-one of tests/calibration_eval.py's that find_well missed."""
+frame cuts, a fit whose floor lay under the stack, cells as busy as the lines, a new piece
+the spawn cue did not see appear.  Each scene is one of tests/calibration_eval.py's that
+find_well missed."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ SUCCESS_PX = 3.0
      (4, 104, "gradient_open: settled four columns right, on half the stack (68 px off before)"),
      (3, 14, "flat_modern: the frame cuts the well's top edge by 3 px (a row low, 23 px off, before)"),
      (6, 71, "gradient_open: a fit two rows low, its floor under a stack one row high (34 px off before)"),
-     (3, 49, "gradient_open: glossy cells over most of the well, as busy as its lines (None before)")],
+     (3, 49, "gradient_open: glossy cells over most of the well, as busy as its lines (None before)"),
+     (7, 115, "gradient_open: its new piece came in from above, unseen by the spawn cue (36 px off before)"),
+     (5, 148, "gradient_open: its new piece was in the top rows from the first frame (36 px off before)")],
 )
 def test_find_well_finds_the_scene_it_missed(seed: int, scene: int, what: str):
     frames, truth = calibration_shots(seed, scene)
