@@ -71,9 +71,9 @@ gradient, the middles of cells carry little.
    ``_SPAWN_MARGIN`` of it.  Where the fit's floor shows no edge but a line up to
    ``_FLOAT_ROWS`` above it does (an open well's stack floats in a fit too low: occupied
    rows run from the floor up without a gap), the fit moved up to that line is refitted and
-   taken if its floor shows the stack and it scores within ``_SPAWN_MARGIN`` (``_on_floor_instead``).  Where the
-   choice scores below ``MIN_SCORE`` by step 5, the fit from a room (step 1) that scores
-   ``_SURE_WELL`` is taken instead.
+   taken if its floor shows the stack and it scores within ``_SPAWN_MARGIN``
+   (``_on_floor_instead``).  Where the choice scores below ``MIN_SCORE`` by step 5, the fit
+   from a room (step 1) that scores ``_SURE_WELL`` is taken instead.
 5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
    along most of their piece of line, ``_SHORT_EDGE``) that lie on lattice lines that hold
    along their length, with enough support (a line thinner than the camera's blur is on its
@@ -208,15 +208,15 @@ earlier version) 4 gave a well (three pictures, a filmed picture); of 18 sets of
 (seeds 10-15: noise, a picture filmed, a blank screen filmed, each frame with its own sensor
 noise) none did. Empty boards are worse than frames of play: ``.venv/bin/python
 tests/calibration_empty_eval.py --cameras 6`` (8 frames of an empty board per camera) finds 44
-of the skins' 66 within 3 px (43 at 65603fe, 19 before the outline candidates and ``_INNER_LINES_SHOWN``, 25
-before wells open at the top: walls and a floor taken as an outline, their hull a candidate,
-their top where the walls end; 35 before the text-mode well was found: the rooms of step 1, the
-marks' tests of step 5), gives None on 17 (gradient_open's and paper's empty wells hardly show,
-and elektronika1986's dots on one camera are too dim to be found as marks) and a wrong well on
-5 (held-out handheld 1 and neon 4).  nes, flat_modern, outline, picture and green_screen 6 of 6,
-elektronika1986 5 (0 before: None on 3, 11-31 px off on 3; its dots drew the search's
-lattices, and the local search, off the well, and the lattices on them held as lines),
-held-out pastel 5 and handheld 4.  Paper's 3 wrong wells (lattices on the preview
+of the skins' 66 within 3 px (43 at 65603fe, 19 before the outline candidates and
+``_INNER_LINES_SHOWN``, 25 before wells open at the top: walls and a floor taken as an outline,
+their hull a candidate, their top where the walls end; 35 before the text-mode well was found:
+the rooms of step 1, the marks' tests of step 5), gives None on 17 (gradient_open's and paper's
+empty wells hardly show, and elektronika1986's dots on one camera are too dim to be found as
+marks) and a wrong well on 5 (held-out handheld 1 and neon 4).  nes, flat_modern, outline,
+picture and green_screen 6 of 6, elektronika1986 5 (0 before: None on 3, 11-31 px off on 3;
+its dots drew the search's lattices, and the local search, off the well, and the lattices on
+them held as lines), held-out pastel 5 and handheld 4.  Paper's 3 wrong wells (lattices on the preview
 box's four sides) went when two held lines had to be side by side, and picture's one (a lattice
 a tenth too large) when walls and a floor had to show along half their length each
 (``_SIDE_SHOWN``).  Of the 24 tuning wells redrawn open at

@@ -66,9 +66,10 @@ class SpawnCue:
 
     def top_row(self, homography: np.ndarray, cols: int) -> int | None:
         """The row of the lattice ``homography`` (cell units to frame) that holds the top of a
-        new piece when it first shows (a tetromino whole in ``_TOP_BAND``, see ``_appearing``): 0 on the true well, 1 on a lattice a row too tall, -1 on one a row
-        short.  Of several pieces, the highest (a piece may first show a row down, never up);
-        None when no frame shows one appear."""
+        new piece when it first shows (a tetromino whole in ``_TOP_BAND``, see ``_appearing``):
+        0 on the true well, 1 on a lattice a row too tall, -1 on one a row short.  Of several
+        pieces, the highest (a piece may first show a row down, never up); None when no frame
+        shows one appear."""
         first, last = _TOP_BAND
         top_rows = self._appearing(homography, cols, np.arange(first, last), _PIECE_CELLS)
         return min(first + int(np.flatnonzero(cells.any(axis=1))[0]) for cells in top_rows) if top_rows else None
