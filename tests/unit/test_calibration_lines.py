@@ -51,3 +51,16 @@ def test_only_edges_running_to_a_vanishing_point_are_along_the_lattice() -> None
     turned = np.array([[np.cos(0.087), -np.sin(0.087)], [np.sin(0.087), np.cos(0.087)]]) @ direction
     found = along_lattice(h, [edge(direction), edge(turned)])
     assert [(axis, length) for _, axis, length in found] == [(1, 200.0)]
+
+
+def test_a_family_of_many_edges_along_an_axis_is_a_texture_not_the_perspective() -> None:
+    """A camera's moire bands: a dozen long edges along the rows of a lattice seen head on
+    (their vanishing point at infinity) tell nothing of its perspective and are all left out;
+    the two columns' edges, as few as a screen's sides, are kept."""
+    h = cv2.getPerspectiveTransform(np.array([[0, 0], [10, 0], [10, 20], [0, 20]], dtype=np.float32),
+                                    np.array([[200, 40], [400, 40], [400, 440], [200, 440]], dtype=np.float32))
+    bands = [StraightEdge(np.array([0.0, 1.0, -y]), np.array([320.0, y]), 600.0) for y in range(20, 470, 36)]
+    sides = [StraightEdge(np.array([1.0, 0.0, -x]), np.array([x, 240.0]), 400.0) for x in (150.0, 450.0)]
+    found = along_lattice(h, bands + sides)
+    assert len(bands) > 10
+    assert [(axis, length) for _, axis, length in found] == [(1, 400.0), (1, 400.0)]
