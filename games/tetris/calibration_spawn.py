@@ -7,7 +7,8 @@ decided it.  Nearly every Tetris shows a new piece at the top of the well, in it
 columns (Standard Tetris: columns 5-7 for the three-wide pieces, 4-7 for the I, 5-6 for the
 O; others a column to the left): the first frame that shows a tetromino appear in a fit's
 top two rows (the frame before showed nothing new there, or only the part of it that had
-come in from above) says whether that fit's middle is the well's.  Failing that, a piece
+come in from above, where it may have fallen a row since) says whether that fit's middle is
+the well's.  Failing that, a piece
 there in the first frame says it: it may have been moved aside already, but most often it
 has not.  One moved aside between its spawn and the frame that shows it misleads the cue
 (frames far apart while someone plays), so the cue only chooses between fits that score
@@ -18,7 +19,9 @@ a piece sat about half the frames (a player who waits at the top): such pixels, 
 nearly every frame (``_STEADY_SHARE``), are not looked at.  Over the 960 scenes of the
 tuned skins in calibration_eval's seeds 2-7 (24 frames 70 ms apart), on the true well, the
 cue spoke in 352 when it took only pieces appearing from nothing, always right; with the
-entering pieces, the first frame and the steady pixels it speaks in 583 and is wrong in 3.
+entering pieces, the first frame and the steady pixels it speaks in 583 and is wrong in 3;
+with entering pieces that fell a row, in 608, wrong in 3 (in 17 of them it now decides on
+an earlier piece, one that fits a column to the right as well).
 
 The same first frames say where the well's top is (``top_row``): a new piece shows its top in
 the well's top row (it enters the well there; Standard Tetris spawns it in the top two rows),
@@ -87,10 +90,11 @@ class SpawnCue:
     def _appearing(self, homography: np.ndarray, cols: int, rows: np.ndarray, cells: int) -> list[np.ndarray]:
         """In the lattice ``homography``'s ``rows``, the new cells (rows x cols, boolean) of each
         frame that shows exactly ``cells`` of them where the frame before showed fewer, all
-        among them: none, or the part of a piece that had come in from above the rows."""
+        among them or among them a row up: none, or the part of a piece that had come in from
+        above the rows (and may have fallen a row since)."""
         shown = self._new_cells(homography, cols, rows)
         return [now for before, now in zip(shown, shown[1:])
-                if now.sum() == cells and before.sum() < cells and not (before & ~now).any()]
+                if now.sum() == cells and before.sum() < cells and any(not (before & ~_up(now, k)).any() for k in (0, 1))]
 
     def centred(self, homography: np.ndarray, cols: int) -> bool | None:
         """Whether the first frame showing a piece appear in the top rows of the lattice
@@ -107,3 +111,8 @@ class SpawnCue:
         columns = np.flatnonzero(appeared[0].any(axis=0))
         middle = 0.5 * (columns.min() + columns.max() + 1)
         return bool(abs(middle - 0.5 * cols) <= _MIDDLE_REACH)
+
+
+def _up(cells: np.ndarray, rows: int) -> np.ndarray:
+    """``cells`` (rows x cols, boolean) moved up by ``rows`` rows, empty rows coming in below."""
+    return np.vstack([cells[rows:], np.zeros_like(cells[:rows])])
