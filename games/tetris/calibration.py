@@ -282,7 +282,7 @@ _SPAWN_MARGIN = 0.1
 _FLOOR_PIECES = 3
 _FLOAT_ROWS = 3
 #: The chosen fit is refitted from itself up to this many times, while that raises its
-#: ``_score`` (``_polished``).
+#: agreement with the lattice (``_polished``).
 _POLISH_ROUNDS = 3
 # the line fit
 _FIT_SAMPLES = 3  # points per cell along a line piece when measuring where the line runs
@@ -1164,19 +1164,22 @@ def _on_floor_instead(
 
 
 def _polished(
-    gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge], marks: Sequence[CellMarks],
-    cols: int, rows: int,
+    evidence: _Evidence, gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge],
+    marks: Sequence[CellMarks], cols: int, rows: int,
 ) -> np.ndarray:
-    """``corners`` refitted from itself while that raises its ``_score``, ``_POLISH_ROUNDS``
-    times at most.  A fit holds its start's corners as weak points (``_PRIOR_WEIGHT``), so from
-    a start a part of a cell off it goes only part of the way; a refit goes on (seed 2's scene
-    16, 4.0 px off, and seed 6's 11, 3.1 px, came to 1.2 and 0.2 px), and where the evidence
-    stops rising an open well's empty top would begin to run away."""
-    score = _score(gx, gy, corners, cols, rows)
+    """``corners`` refitted from itself while that raises its agreement with the lattice
+    (``_lattice_agreement``), ``_POLISH_ROUNDS`` times at most.  A fit holds its start's
+    corners as weak points (``_PRIOR_WEIGHT``), so from a start a part of a cell off it goes
+    only part of the way; a refit goes on (seed 2's scenes 16 and 181, 4.0 and 6.1 px off,
+    and seed 6's 11, 3.1 px, came to 1.6, 2.6 and 0.3 px), and where the agreement stops
+    rising an open well's empty top would begin to run away.  By ``_score`` instead, which
+    rose at every refit of seed 7's scene 144 while it went from 2.7 to 3.2 px off, 181 and
+    144 were missed."""
+    score = _lattice_agreement(evidence, corners, cols, rows)
     for _ in range(_POLISH_ROUNDS):
         refit = _fit_lines(gx, gy, corners, cols, rows, straight, marks)
-        refit_score = _score(gx, gy, refit, cols, rows)
-        if refit_score < score:
+        refit_score = _lattice_agreement(evidence, refit, cols, rows)
+        if refit_score <= score:
             break
         corners, score = refit, refit_score
     return corners
@@ -1389,7 +1392,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
     corners = _filled_instead(_frame_list(frames), gx, gy, corners, frame_edges, marks, spawn, cols, rows)
     corners = _top_at_spawn_instead(gx, gy, corners, frame_edges, marks, spawn, cols, rows)
     corners = _on_floor_instead(gx, gy, corners, frame_edges, marks, cols, rows)
-    corners = _polished(gx, gy, corners, frame_edges, marks, cols, rows)
+    corners = _polished(evidence, gx, gy, corners, frame_edges, marks, cols, rows)
     # scored like ``refine_corners``' fits, so the two scores compare
     fit = WellFit(corners=corners.astype(np.float32), score=_lattice_agreement(evidence, corners, cols, rows))
     if fit.score < MIN_SCORE:
