@@ -63,13 +63,15 @@ def test_find_well_on_frames_of_play_sees_the_lattice_that_the_play_filled(seed:
 
 
 def test_one_frame_of_those_plays_alone_is_pulled_off_by_the_dots():
-    """What one frame alone gives, on the plays above: the frames' test sees their part."""
+    """What one frame alone gives, on the plays above: the frames' test sees their part.  One
+    of the five is pulled 8.6 px off (two were before ``_polished`` refitted the chosen fit
+    from itself)."""
     single = []
     for seed in PLAY_SEEDS:
         frames, truth = filmed_play(seed, skin("elektronika1986"))
         one = find_well(frames[len(frames) // 2])
         single.append(np.inf if one is None else worst_corner(one.corners, truth))
-    assert sum(error > SUCCESS_PX for error in single) >= 2, single
+    assert sum(error > SUCCESS_PX for error in single) >= 1, single
 
 
 def test_find_well_refuses_frames_of_different_sizes():
