@@ -111,10 +111,9 @@ from a per-scene variant of it, the same scenes and calls). Now: seed 0 219 of 2
 before ``_polished``, is 3.00 px off now), median worst corner 0.69 and 0.65 px (0.77 and
 0.70 before the texture rule and ``_polished``), 4.2 s of CPU per call, two runs at a time
 (3.5 s so before the search near the play, the top edge above the frame and five refitted
-moves).  Alone, on
-2026-12-06: 2.3 s, 2.1 s before the rooms of step 1 were fitted, 2.0 s before the cells' own
-edges, 1.76 s before the spawn cue (the frames' median it needs).  A wall's
-far edge on the rim of a piece's profile, as strong as its near edge (both saturated), had
+moves).  Alone, on 2026-12-06: 2.3 s, 2.1 s before the rooms of step 1 were fitted, 2.0 s
+before the cells' own edges, 1.76 s before the spawn cue (the frames' median it needs).  A
+wall's far edge on the rim of a piece's profile, as strong as its near edge (both saturated), had
 the piece weigh nothing (``_peak_inside``): with that mended 89 scenes moved by more than
 0.05 px (50 nearer, 39 further, by at most 1.3 px but one), seed 0's held-out neon 130 and
 seed 1's gradient_open 115 came home (3.15 and 3.03 px before) and seed 1's held-out neon 20

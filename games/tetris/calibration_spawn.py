@@ -8,11 +8,11 @@ columns (Standard Tetris: columns 5-7 for the three-wide pieces, 4-7 for the I, 
 O; others a column to the left): the first frame that shows a tetromino appear in a fit's
 top two rows (the frame before showed nothing new there, or only the part of it that had
 come in from above, where it may have fallen a row since) says whether that fit's middle is
-the well's.  Failing that, a piece
-there in the first frame says it: it may have been moved aside already, but most often it
-has not.  One moved aside between its spawn and the frame that shows it misleads the cue
-(frames far apart while someone plays), so the cue only chooses between fits that score
-within ``calibration._SPAWN_MARGIN`` of each other, never against the lattice.
+the well's.  Failing that, a piece there in the first frame says it: it may have been moved
+aside already, but most often it has not.  One moved aside between its spawn and the frame
+that shows it misleads the cue (frames far apart while someone plays), so the cue only
+chooses between fits that score within ``calibration._SPAWN_MARGIN`` of each other, never
+against the lattice.
 
 "New" is against the frames' median, which is neither the piece nor the background where
 a piece sat about half the frames (a player who waits at the top): such pixels, new in
