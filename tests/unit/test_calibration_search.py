@@ -1,7 +1,7 @@
 """find_well's search reaches wells its lattice search used to miss: a small stack on an open
-well far from the screen's edges, a fit settled whole columns aside, a well whose top edge the
-frame cuts, a fit whose floor lay under the stack, cells as busy as the lines, a new piece
-the spawn cue did not see appear.  Each scene is one of tests/calibration_eval.py's that
+well far from the screen's edges, a fit settled whole columns aside, a well whose top or
+bottom edge the frame cuts, a fit whose floor lay under the stack, cells as busy as the
+lines, a new piece the spawn cue did not see appear.  Each scene is one of tests/calibration_eval.py's that
 find_well missed."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ SUCCESS_PX = 3.0
     [(4, 137, "gradient_open: a stack of six cells; the monitor's edges outscored its lattice (None before)"),
      (4, 104, "gradient_open: settled four columns right, on half the stack (68 px off before)"),
      (3, 14, "flat_modern: the frame cuts the well's top edge by 3 px (a row low, 23 px off, before)"),
+     (10, 36, "flat_modern: the frame cuts the well's bottom edge by half a pixel (a column aside, 23 px off, before)"),
      (6, 71, "gradient_open: a fit two rows low, its floor under a stack one row high (34 px off before)"),
      (3, 49, "gradient_open: glossy cells over most of the well, as busy as its lines (None before)"),
      (7, 115, "gradient_open: its new piece came in from above, unseen by the spawn cue (36 px off before)"),
