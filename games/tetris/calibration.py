@@ -391,12 +391,15 @@ _FLOOR_WEIGHT = 4.0
 _BEYOND_WEIGHT = 6.0
 #: A fit's top corners may lie this many cells above the frame: a camera framed tightly on a
 #: tall well cuts its top edge off (flat_modern at seed 3's scene 14 by 3 px: held in the
-#: frame, the fit took the lattice a row lower, 23 px off).  Only the top in the search: with
+#: frame, the fit took the lattice a row lower, 23 px off).  0.25 until seed 13's flat_modern
+#: 91 (a corner 0.35 cell above, the fit a row lower, 22 px off) and seed 12's held-out
+#: handheld 30 (0.31 cell, the fit squeezed a row, 22 px off); at 0.5 the 160 random found
+#: scenes did not move and the garbage eval's one well went.  Only the top in the search: with
 #: that slack on every side, a filmed blank screen's moire gave a well; at the bottom too, the
 #: blank screen of tests/unit/test_calibration.py did (its edges as a wall and a floor around
 #: the moire, agreement 0.46-0.64: the slack moved the search onto that fit).  The bottom has
 #: it only where a chosen fit is held at the frame's edge (``_below_frame_instead``).
-_FRAME_SLACK_CELLS = 0.25
+_FRAME_SLACK_CELLS = 0.5
 #: ...held there: a bottom corner within this many pixels of the frame's last row.
 _AT_FRAME_BOTTOM_PX = 1.5
 # where the play is

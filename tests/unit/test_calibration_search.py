@@ -21,6 +21,7 @@ SUCCESS_PX = 3.0
     [(4, 137, "gradient_open: a stack of six cells; the monitor's edges outscored its lattice (None before)"),
      (4, 104, "gradient_open: settled four columns right, on half the stack (68 px off before)"),
      (3, 14, "flat_modern: the frame cuts the well's top edge by 3 px (a row low, 23 px off, before)"),
+     (13, 91, "flat_modern: the frame cuts a third of a cell off the well's top row (a row low, 22 px off, before)"),
      (10, 36, "flat_modern: the frame cuts the well's bottom edge by half a pixel (a column aside, 23 px off, before)"),
      (6, 71, "gradient_open: a fit two rows low, its floor under a stack one row high (34 px off before)"),
      (3, 49, "gradient_open: glossy cells over most of the well, as busy as its lines (None before)"),
