@@ -30,6 +30,7 @@ SUCCESS_PX = 3.0
      (5, 7, "paper: 125 moire bands held the rows a degree off the well's (5.8 px off before)"),
      (6, 11, "elektronika1986: a fit 2-3 px high, home by refits from itself (3.1 px off before)"),
      (3, 51, "paper: its new Z fell a row while coming in, unseen by the spawn cue (21 px off before)"),
+     (12, 101, "nes: a fit with its top tilted, scoring 5.5% more, replaced the right one (4.2 px off before)"),
      (2, 181, "gradient_open: its top tilted, home by refits from itself (6.1 px off before)")],
 )
 def test_find_well_finds_the_scene_it_missed(seed: int, scene: int, what: str):
