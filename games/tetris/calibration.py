@@ -60,8 +60,8 @@ gradient, the middles of cells carry little.
    piece moves in the well, not in a background checker of the cells' pitch) and are no
    lattice of half the well's pitch (``_half_pitch``), the one from the best refined lattice,
    unless it shows a new piece off its middle (then, as in step 3, another that shows it in
-   its middle), or another scores clearly more by ``_score`` and agrees with the lattice
-   better (step 5).  Where the chosen fit holds at one end a column that looks like the
+   its middle), or others score clearly more by ``_score`` and agree with the lattice better
+   (step 5): then the best scoring of those.  Where the chosen fit holds at one end a column that looks like the
    column beyond it, while its other columns and the column beyond its other end look alike
    (``calibration_fill``: a well drawn in a fill of its own, a column off), it is refitted a
    column over, and the refit taken if it scores within ``_SPAWN_MARGIN`` of it.  Where a new
