@@ -73,10 +73,11 @@ gradient, the middles of cells carry little.
    ``_FLOAT_ROWS`` above it does (an open well's stack floats in a fit too low: occupied
    rows run from the floor up without a gap), the fit moved up to that line is refitted and
    taken if its floor shows the stack and it scores within ``_SPAWN_MARGIN``
-   (``_on_floor_instead``).  Where a bottom corner touches the frame's last row (the search
-   keeps fits in the frame, so a well whose bottom the frame cuts is fitted a column aside),
-   its refits a column to either side, their bottom let out of the frame, are scored and the
-   better one taken if it scores ``_CLEARLY_BETTER`` (``_below_frame_instead``).  Then the
+   (``_on_floor_instead``).  Where a bottom corner touches the frame's last row, or the fit
+   a row lower would reach below it (the search keeps fits in the frame, so a well whose
+   bottom the frame cuts is fitted a column aside or a row higher), its refits a column to
+   either side or a row lower, their bottom let out of the frame, are scored and the best
+   taken if it scores ``_CLEARLY_BETTER`` (``_below_frame_instead``).  Then the
    fit is refitted from itself while its agreement with the lattice (step 5) rises
    (``_polished``): a fit goes only part of the way from a start a part of a cell off.
    Where the choice scores below ``MIN_SCORE`` by step 5, the fit from a room (step 1) that
@@ -409,7 +410,8 @@ _BEYOND_WEIGHT = 6.0
 #: that slack on every side, a filmed blank screen's moire gave a well; at the bottom too, the
 #: blank screen of tests/unit/test_calibration.py did (its edges as a wall and a floor around
 #: the moire, agreement 0.46-0.64: the slack moved the search onto that fit).  The bottom has
-#: it only where a chosen fit is held at the frame's edge (``_below_frame_instead``).
+#: it only where a chosen fit is held at the frame's edge or a row above it
+#: (``_below_frame_instead``).
 _FRAME_SLACK_CELLS = 0.5
 #: ...held there: a bottom corner within this many pixels of the frame's last row.
 _AT_FRAME_BOTTOM_PX = 1.5
@@ -1202,18 +1204,23 @@ def _below_frame_instead(
     gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge], marks: Sequence[CellMarks],
     cols: int, rows: int,
 ) -> np.ndarray:
-    """``corners`` or, where a bottom corner of it touches the frame's last row
-    (``_AT_FRAME_BOTTOM_PX``), the better of its refits a column to either side with the
-    bottom let out below the frame (``_score``'s ``below_frame``), if it scores
-    ``_CLEARLY_BETTER``.  The search keeps a fit's bottom in the frame, so a well whose bottom
-    edge the frame cuts by a sliver is fitted in the frame a column aside, held by the
-    frame's edge (flat_modern at seed 10's scene 36 and seed 11's 157, cut by half a pixel,
-    23 px off: their refits a column over score 27% and 39% more and are 0.8 and 0.2 px off)."""
-    if corners[2:, 1].max() < gx.shape[0] - 0.5 - _AT_FRAME_BOTTOM_PX:
+    """``corners`` or the best of its refits with the bottom let out below the frame
+    (``_score``'s ``below_frame``), if it scores ``_CLEARLY_BETTER``: the search keeps a fit's
+    bottom in the frame, so a well whose bottom edge the frame cuts by a sliver is fitted in
+    the frame a column aside, held by the frame's edge, where a bottom corner touches the
+    frame's last row (``_AT_FRAME_BOTTOM_PX``; flat_modern at seed 10's scene 36 and seed 11's
+    157, cut by half a pixel, 23 px off: their refits a column over score 27% and 39% more and
+    are 0.8 and 0.2 px off), or a row higher, where the fit a row lower reaches below the frame
+    (seed 17's flat_modern 212, cut by 2.7 px, 22 px off: the refit scores 33% more, 0.2 px)."""
+    column, row = _cell_steps(corners, cols, rows)
+    last_row = gx.shape[0] - 0.5
+    moves = [side * column for side in (-1, 1)] if corners[2:, 1].max() >= last_row - _AT_FRAME_BOTTOM_PX else []
+    if (corners + row)[2:, 1].max() > last_row:
+        moves.append(row)
+    if not moves:
         return corners
     score = _score(gx, gy, corners, cols, rows)
-    column = _cell_steps(corners, cols, rows)[0]
-    refits = [_fit_lines(gx, gy, corners + side * column, cols, rows, straight, marks) for side in (-1, 1)]
+    refits = [_fit_lines(gx, gy, corners + move, cols, rows, straight, marks) for move in moves]
     scores = [_score(gx, gy, refit, cols, rows, below_frame=True) for refit in refits]
     best = int(np.argmax(scores))
     return refits[best] if scores[best] > score + _CLEARLY_BETTER * abs(score) else corners

@@ -24,6 +24,7 @@ SUCCESS_PX = 3.0
      (3, 14, "flat_modern: the frame cuts the well's top edge by 3 px (a row low, 23 px off, before)"),
      (13, 91, "flat_modern: the frame cuts a third of a cell off the well's top row (a row low, 22 px off, before)"),
      (10, 36, "flat_modern: the frame cuts the well's bottom edge by half a pixel (a column aside, 23 px off, before)"),
+     (17, 212, "flat_modern: the frame cuts the well's bottom edge by 2.7 px (a row high, 22 px off, before)"),
      (6, 71, "gradient_open: a fit two rows low, its floor under a stack one row high (34 px off before)"),
      (3, 49, "gradient_open: glossy cells over most of the well, as busy as its lines (None before)"),
      (7, 115, "gradient_open: its new piece came in from above, unseen by the spawn cue (36 px off before)"),
