@@ -53,7 +53,8 @@ gradient, the middles of cells carry little.
    appear in the best fit's top rows but off its middle (``calibration_spawn``: nearly every
    Tetris spawns its pieces in the middle columns), the fits a column aside and with the top a
    column aside are refitted too, and the best scoring fit within ``_SPAWN_MARGIN`` of it that
-   shows the piece in its middle is taken: an open well whose stack spans eight columns fits
+   shows the piece in its middle, and agrees with the lattice (step 5) nearly as well
+   (``_SPAWN_AGREEMENT_SLACK``), is taken: an open well whose stack spans eight columns fits
    as well a column or two aside.  A move that takes a fit the score (step 5) calls a well to
    one it does not is not made (``_score`` can favour a lattice on a text-mode well's dots).
 4. Choice (``_chosen``): of the fits that hold the frames' motion (``_play``: the falling
@@ -69,7 +70,7 @@ gradient, the middles of cells carry little.
    open well's empty middle rows let a lattice with a row more or less fit its stack and the
    falling piece as well), the fit with its top edge, or all of it, moved by those rows is
    refitted, and taken if it shows the piece in its top row and middle and scores within
-   ``_SPAWN_MARGIN`` of it.  Where the fit's floor shows no edge but a line up to
+   ``_SPAWN_MARGIN`` of it or agrees with the lattice ``_SPAWN_AGREES_BETTER``.  Where the fit's floor shows no edge but a line up to
    ``_FLOAT_ROWS`` above it does (an open well's stack floats in a fit too low: occupied
    rows run from the floor up without a gap), the fit moved up to that line is refitted and
    taken if its floor shows the stack and it scores within ``_SPAWN_MARGIN``
@@ -84,8 +85,9 @@ gradient, the middles of cells carry little.
    scores ``_SURE_WELL`` is taken instead.
 5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
    along most of their piece of line, ``_SHORT_EDGE``) that lie on lattice lines that hold
-   along their length, with enough support (a line thinner than the camera's blur is on its
-   line by its two flanks, ``_FLANK_CELLS``) and two of the lines side by side somewhere (a
+   along their length (a wall's piece by its inner edge, as step 2 measures it), with enough
+   support (a line thinner than the camera's blur is on its line by its two flanks,
+   ``_FLANK_CELLS``) and two of the lines side by side somewhere (a
    box's four sides are no lattice), or, for an empty well without a grid, walls and
    a floor that hold around a plain inside (``_MAX_PLAIN_INTERIOR``; the place where every
    cell shows a mark, a text-mode game's dot, left out) and, where it holds as many blobs as
@@ -301,8 +303,18 @@ _MAX_SHIFT_CELLS = 5  # whole-cell moves of the fit that are tried (2: 2 fewer t
 _SHIFTS_REFITTED = 5
 _SETTLE_ROUNDS = 3  # rounds of whole-cell moves at most, while the best one moves the fit
 #: Where a new piece shows off the best fit's middle (``calibration_spawn``), a fit within this
-#: share of its score that shows it in the middle is taken instead.
+#: share of its score that shows it in the middle is taken instead...
 _SPAWN_MARGIN = 0.1
+#: ...if it agrees with the lattice (``_lattice_agreement``) no more than this worse: the fits
+#: a column aside of an open well agree alike, a lattice sheared by a column far worse (seed
+#: 19's gradient_open 104: its new I had moved a column aside by the first frame, and the fit
+#: with its top a column aside, 6% below, agreeing 0.74 to 0.90, was taken, 21 px off).
+_SPAWN_AGREEMENT_SLACK = 0.1
+#: Where a new piece first shows a row below a fit's top, the fit with its top edge moved down
+#: to it is taken beyond ``_SPAWN_MARGIN`` if it agrees this much better: square cells weigh in
+#: the score, and a camera can film them 5% wider than tall (seed 18's gradient_open 60: a
+#: lattice a row too tall, its refit 15% below, agreeing 0.94 to 0.87).
+_SPAWN_AGREES_BETTER = 0.05
 #: A fit whose floor shows fewer clear pieces of edge than this, and a line at most this many
 #: rows above it as many, floats above its stack (``_on_floor_instead``).
 _FLOOR_PIECES = 3
@@ -360,7 +372,11 @@ _VANISHING_WEIGHT = 3.0
 _MARK_WEIGHT = 2.0
 # the score
 _SCORE_REACH_CELLS = 0.45
-_ON_LINE_CELLS = 0.1  # a piece's strongest edge this close to its line is on it...
+#: A piece's strongest edge this close to its line is on it (along a wall, its innermost strong
+#: edge instead: green_screen's glowing walls, whose outer glow is as strong as the cells' edges
+#: inside, had a floor held by no piece on the true well and by all on a fit a pixel lower and
+#: tilted, which agreed better: seed 19's 133, 6.2 px off)...
+_ON_LINE_CELLS = 0.1
 _ON_LINE_LEVEL = 0.7  # ...and so is one whose line has this fraction of the strongest
 #: ...and a thin line's two flanks: a line narrower than the blur has its gradient peak either
 #: side of its middle, where it dips (a 1-pixel grid line: the peaks about 1.5 px out).  Each
@@ -736,6 +752,7 @@ def _measure_lines(
     shift = (mass * np.arange(steps)).sum(axis=-1) / np.maximum(mass.sum(axis=-1), 1e-9)
     beside = np.maximum(before, after)
     inward = np.zeros(len(ats))
+    wall = np.zeros(len(ats), dtype=bool)
     for line in np.flatnonzero((ats == 0) | (ats == last)):
         # outside the well may be a wall's far edge: only the inside is a reference, and
         # along a wall (an edge the whole line long) its inner edge is the well's; an open
@@ -744,6 +761,7 @@ def _measure_lines(
         beside[line] = after[line] if at == 0 else before[line]
         if np.mean(profile[line].max(axis=1) - beside[line] >= _CLEAR_EDGE) >= _WALL_SHARE:
             shift[line] = _innermost_peak(profile[line], inward=1 if at == 0 else -1)
+            wall[line] = True
             if vertical:
                 walls.add(at)
         else:
@@ -769,6 +787,8 @@ def _measure_lines(
     strongest = profile.max(axis=-1)
     on_line = (profile[..., np.abs(offsets) <= _ON_LINE_CELLS].max(axis=-1) >= (1 - _FLAT_TOP) * strongest) | (
         profile[..., _PROFILE_HALF_STEPS] >= _ON_LINE_LEVEL * strongest) | _flanks_on_line(profile, offsets, strongest)
+    # along a wall the well ends at its inner edge (measured above), which may not be its strongest
+    on_line |= wall[:, None] & (np.abs(peak_at - ats[:, None]) <= _ON_LINE_CELLS)
     # an inner line's edge that a dot between two samples shows is clear, but it makes no line
     on_line &= ~(partial & ((ats > 0) & (ats < last))[:, None])
     in_well = (cells >= 0) & (cells < (rows if vertical else cols))
@@ -1156,23 +1176,27 @@ _TOP_EDGE = np.array([[1, 1], [1, 1], [0, 0], [0, 0]])
 
 
 def _top_at_spawn_instead(
-    gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge], marks: Sequence[CellMarks],
-    spawn: SpawnCue, cols: int, rows: int,
+    evidence: _Evidence, gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, straight: Sequence[StraightEdge],
+    marks: Sequence[CellMarks], spawn: SpawnCue, cols: int, rows: int,
 ) -> np.ndarray:
     """``corners`` refitted with its top edge, or all of it, moved by the rows a new piece first
     shows below (or above) its top row (``SpawnCue.top_row``), if the refit shows the piece in its
-    top row and middle and scores within ``_SPAWN_MARGIN`` of it; else ``corners``.  An open
+    top row and middle and scores within ``_SPAWN_MARGIN`` of it or agrees with the lattice
+    ``_SPAWN_AGREES_BETTER``; of two such, the one that agrees better; else ``corners``.  An open
     well's empty middle rows hold its pitch loosely: a lattice with a row more, or less, fits its
     stack and a falling piece's lines as well."""
     offset = spawn.top_row(_homography(corners, cols, rows), cols)
     if not offset:
         return corners
     score = _score(gx, gy, corners, cols, rows)
+    agreement = _lattice_agreement(evidence, corners, cols, rows)
     step_y = _cell_steps(corners, cols, rows)[1]
     refits = [_fit_lines(gx, gy, corners + offset * step_y * part, cols, rows, straight, marks) for part in (_TOP_EDGE, 1)]
-    shown = [f for f in refits if spawn.top_row(h := _homography(f, cols, rows), cols) == 0 and spawn.centred(h, cols) is not False
-             and _score(gx, gy, f, cols, rows) >= score - _SPAWN_MARGIN * abs(score)]
-    return max(shown, key=lambda f: _score(gx, gy, f, cols, rows)) if shown else corners
+    shown = [f for f in refits if spawn.top_row(h := _homography(f, cols, rows), cols) == 0 and spawn.centred(h, cols) is not False]
+    taken = [(refit_agreement, i) for i, f in enumerate(shown)
+             if (refit_agreement := _lattice_agreement(evidence, f, cols, rows)) > agreement + _SPAWN_AGREES_BETTER
+             or _score(gx, gy, f, cols, rows) >= score - _SPAWN_MARGIN * abs(score)]
+    return shown[max(taken)[1]] if taken else corners
 
 
 def _on_floor_instead(
@@ -1261,7 +1285,7 @@ def _clear_pieces_per_row_line(gx: np.ndarray, gy: np.ndarray, corners: np.ndarr
 
 
 def _settle_cell_shift(
-    gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, straight: Sequence[StraightEdge],
+    evidence: _Evidence, gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows: int, straight: Sequence[StraightEdge],
     marks: Sequence[CellMarks], spawn: SpawnCue,
 ) -> np.ndarray:
     """Try ``corners`` moved by up to ``_MAX_SHIFT_CELLS`` whole cells in x and y, and with one
@@ -1286,21 +1310,23 @@ def _settle_cell_shift(
     # a new piece shows off the best fit's middle: the fit a column aside, or with its top a
     # column aside (a shear), may show it in the middle
     aside = [_fit_lines(gx, gy, best + k * step_x * part, cols, rows, straight, marks) for k in (-1, 1) for part in (1, top)]
-    return _centred_instead(gx, gy, best, fits + aside, spawn, cols, rows)
+    return _centred_instead(evidence, gx, gy, best, fits + aside, spawn, cols, rows)
 
 
 def _centred_instead(
-    gx: np.ndarray, gy: np.ndarray, best: np.ndarray, others: Sequence[np.ndarray], spawn: SpawnCue, cols: int, rows: int,
+    evidence: _Evidence, gx: np.ndarray, gy: np.ndarray, best: np.ndarray, others: Sequence[np.ndarray], spawn: SpawnCue,
+    cols: int, rows: int,
 ) -> np.ndarray:
     """For a ``best`` fit that shows a new piece off its middle (``calibration_spawn``): the
-    best scoring of ``others`` within ``_SPAWN_MARGIN`` of its score that shows the piece in
-    its middle, else ``best``."""
+    best scoring of ``others`` within ``_SPAWN_MARGIN`` of its score and
+    ``_SPAWN_AGREEMENT_SLACK`` of its agreement that shows the piece in its middle, else ``best``."""
     best_score = _score(gx, gy, best, cols, rows)
+    least_agreement = _lattice_agreement(evidence, best, cols, rows) - _SPAWN_AGREEMENT_SLACK
     scored = sorted(((_score(gx, gy, f, cols, rows), i) for i, f in enumerate(others)), reverse=True)
     for score, i in scored:
         if score < best_score - _SPAWN_MARGIN * abs(best_score):
             break
-        if spawn.centred(_homography(others[i], cols, rows), cols):
+        if spawn.centred(_homography(others[i], cols, rows), cols) and _lattice_agreement(evidence, others[i], cols, rows) >= least_agreement:
             return others[i]
     return best
 
@@ -1373,7 +1399,7 @@ def _settled(
     evidence ``_score`` weighs can favour a lattice on a text-mode well's dots."""
     corners = _fit_lines(gx, gy, start, cols, rows, straight, marks)
     for _ in range(_SETTLE_ROUNDS):
-        settled = _settle_cell_shift(gx, gy, corners, cols, rows, straight, marks, spawn)
+        settled = _settle_cell_shift(evidence, gx, gy, corners, cols, rows, straight, marks, spawn)
         if (np.any(settled != corners) and _lattice_agreement(evidence, settled, cols, rows) < MIN_SCORE
                 and _lattice_agreement(evidence, corners, cols, rows) >= MIN_SCORE):
             break
@@ -1402,7 +1428,7 @@ def _chosen(
     scores = [_score(gx, gy, f, cols, rows) for f in candidates]
     first, best = candidates[0], int(np.argmax(scores))
     if spawn.centred(_homography(first, cols, rows), cols) is False:
-        centred = _centred_instead(gx, gy, first, candidates, spawn, cols, rows)
+        centred = _centred_instead(evidence, gx, gy, first, candidates, spawn, cols, rows)
         if centred is not first:
             return centred
     agreement = _lattice_agreement(evidence, first, cols, rows)
@@ -1462,7 +1488,7 @@ def find_well(frames: np.ndarray | Sequence[np.ndarray], cols: int = 10, rows: i
                  for f in _best_refined(gx, gy, boxes, cols, rows, _NEAR_PLAY_CANDIDATES)]
     corners = _chosen(evidence, gx, gy, fits, play, spawn, cols, rows)
     corners = _filled_instead(_frame_list(frames), gx, gy, corners, frame_edges, marks, spawn, cols, rows)
-    corners = _top_at_spawn_instead(gx, gy, corners, frame_edges, marks, spawn, cols, rows)
+    corners = _top_at_spawn_instead(evidence, gx, gy, corners, frame_edges, marks, spawn, cols, rows)
     corners = _on_floor_instead(gx, gy, corners, frame_edges, marks, cols, rows)
     corners = _below_frame_instead(gx, gy, corners, frame_edges, marks, cols, rows)
     corners = _polished(evidence, gx, gy, corners, frame_edges, marks, cols, rows)

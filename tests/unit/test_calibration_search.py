@@ -1,8 +1,8 @@
 """find_well's search reaches wells its lattice search used to miss: a small stack on an open
 well far from the screen's edges, a fit settled whole columns aside, a well whose top or
 bottom edge the frame cuts, a fit whose floor lay under the stack, cells as busy as the
-lines, a new piece the spawn cue did not see appear, a fit chosen that agreed worse than
-others.  Each scene is one of tests/calibration_eval.py's that
+lines, a new piece the spawn cue did not see appear or saw moved aside, a fit chosen that
+agreed worse than others, a glowing wall.  Each scene is one of tests/calibration_eval.py's that
 find_well missed."""
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ SUCCESS_PX = 3.0
      (3, 51, "paper: its new Z fell a row while coming in, unseen by the spawn cue (21 px off before)"),
      (12, 101, "nes: a fit with its top tilted, scoring 5.5% more, replaced the right one (4.2 px off before)"),
      (15, 126, "gradient_open: its fit three rows high kept, the best scoring other agreeing worse (51 px off before)"),
-     (2, 181, "gradient_open: its top tilted, home by refits from itself (6.1 px off before)")],
+     (2, 181, "gradient_open: its top tilted, home by refits from itself (6.1 px off before)"),
+     (18, 60, "gradient_open: a lattice a row too tall, its cells 5% wider than tall on the true well (19 px off before)"),
+     (19, 104, "gradient_open: its new I moved aside by the first frame, a sheared fit taken (21 px off before)"),
+     (19, 133, "green_screen: its glowing floor's outer edge held a fit a pixel low and tilted (6.2 px off before)")],
 )
 def test_find_well_finds_the_scene_it_missed(seed: int, scene: int, what: str):
     frames, truth = calibration_shots(seed, scene)
