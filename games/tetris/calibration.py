@@ -114,11 +114,15 @@ once after ``_below_frame_instead`` (which came of two of seeds 10 and 11's miss
 ``_CLEARLY_BETTER`` (which came of four of seeds 12 and 13's misses), 429 of 440 (97.5%: held-out
 neon 7 of the 11); seeds 16 and 17, run once after ``_chosen`` took the best scoring of the fits
 that pass its two tests (which came of one of seeds 14 and 15's), 434 of 440 (98.6%; the tuned
-skins 317 of 320; the README's Results list the misses).
+skins 317 of 320); seeds 18 and 19, run once after the row below the frame of
+``_below_frame_instead`` (which came of one of seeds 16 and 17's), 434 of 440 (98.6%; the tuned
+skins 316 of 320); seeds 20 and 21, run once after the walls' inner edges in step 5 and the
+agreement in the spawn cues (which came of three of seeds 18 and 19's), 432 of 440 (98.2%; the
+tuned skins 316 of 320; held-out neon 4 of the 8 misses; the README's Results list them).
 ``.venv/bin/python tests/calibration_eval.py --scenes 220 --seed S`` measures
 find_well on the scenes of ``gamerigctl bench vision --frames 22000 --seed S`` (24 frames
 spread over each scene's 1.7 s of play; found: the worst corner within 3 px; the figures below
-from a per-scene variant of it, the same scenes and calls). Now: seed 0 219 of 220, seed 1 218
+from a per-scene variant of it, the same scenes and calls). At 14e3139 (as before): seed 0 219 of 220, seed 1 218
 (99.3% of 440; held out of tuning 59 and 59 of 60; seed 1's gradient_open 115, 2.99 px
 before ``_polished``, is 3.00 px off now), median worst corner 0.69 and 0.65 px (0.77 and
 0.70 before the texture rule and ``_polished``), 4.2 s of CPU per call, two runs at a time
@@ -218,7 +222,13 @@ show (empty boards: 2 more of 66, one on a held-out skin looked at while trying 
 seeds 14 and 15: the chosen fit's refits with the top a column to either side (a shear), taken
 where one both scores more and agrees better (seed 15's paper 150 home, 23 -> 0.3 px: +2.4%,
 agreement 0.95 -> 0.99; but seed 7's gradient_open 115 and seed 2's 181 lost to shears by
-margins as clear, +3% and 0.75 -> 0.83, +2.7% and 0.87 -> 0.92).
+margins as clear, +3% and 0.75 -> 0.83, +2.7% and 0.87 -> 0.92).  After seeds 18 and 19: a
+wall's piece on its line by its innermost strong edge instead of its strongest (seed 4's
+elektronika1986 99 lost: its text walls' strongest edges are on the line, their inner ones not;
+now either will do); the refit with its top at the new piece's taken whenever it agrees better
+(seed 7's 46 lost to one 60% below, agreeing 0.954 to 0.948); the spawn cue's first-frame piece
+counted only in the top row, not one that has fallen a row (over seeds 2-7's tuned scenes on the
+true wells, 2 right answers lost for 1 wrong one gone).
 
 The failures left, by kind:
 
