@@ -70,17 +70,18 @@ gradient, the middles of cells carry little.
    open well's empty middle rows let a lattice with a row more or less fit its stack and the
    falling piece as well), the fit with its top edge, or all of it, moved by those rows is
    refitted, and taken if it shows the piece in its top row and middle and scores within
-   ``_SPAWN_MARGIN`` of it or agrees with the lattice ``_SPAWN_AGREES_BETTER``.  Where the fit's floor shows no edge but a line up to
-   ``_FLOAT_ROWS`` above it does (an open well's stack floats in a fit too low: occupied
-   rows run from the floor up without a gap), the fit moved up to that line is refitted and
-   taken if its floor shows the stack and it scores within ``_SPAWN_MARGIN``
-   (``_on_floor_instead``).  Where a bottom corner touches the frame's last row, or the fit
-   a row lower would reach below it (the search keeps fits in the frame, so a well whose
-   bottom the frame cuts is fitted a column aside or a row higher), its refits a column to
-   either side or a row lower, their bottom let out of the frame, are scored and the best
-   taken if it scores ``_CLEARLY_BETTER`` (``_below_frame_instead``).  Then the
-   fit is refitted from itself while its agreement with the lattice (step 5) rises
-   (``_polished``): a fit goes only part of the way from a start a part of a cell off.
+   ``_SPAWN_MARGIN`` of it or agrees with the lattice ``_SPAWN_AGREES_BETTER``.  Where the
+   fit's floor shows no edge but a line up to ``_FLOAT_ROWS`` above it does (an open well's
+   stack floats in a fit too low: occupied rows run from the floor up without a gap), the fit
+   moved up to that line is refitted and taken if its floor shows the stack and it scores
+   within ``_SPAWN_MARGIN`` (``_on_floor_instead``).  Where a bottom corner touches the
+   frame's last row, or the fit a row lower would reach below it (the search keeps fits in
+   the frame, so a well whose bottom the frame cuts is fitted a column aside or a row
+   higher), its refits a column to either side or a row lower, their bottom let out of the
+   frame, are scored and the best taken if it scores ``_CLEARLY_BETTER``
+   (``_below_frame_instead``).  Then the fit is refitted from itself while its agreement
+   with the lattice (step 5) rises (``_polished``): a fit goes only part of the way from a
+   start a part of a cell off.
    Where the choice scores below ``MIN_SCORE`` by step 5, the fit from a room (step 1) that
    scores ``_SURE_WELL`` is taken instead.
 5. Score (``_lattice_agreement``, the ``WellFit.score``): the share of clear edges (running
@@ -383,7 +384,7 @@ _MARK_WEIGHT = 2.0
 # the score
 _SCORE_REACH_CELLS = 0.45
 #: A piece's strongest edge this close to its line is on it (along a wall, its innermost strong
-#: edge instead: green_screen's glowing walls, whose outer glow is as strong as the cells' edges
+#: edge too: green_screen's glowing walls, whose outer glow is as strong as the cells' edges
 #: inside, had a floor held by no piece on the true well and by all on a fit a pixel lower and
 #: tilted, which agreed better: seed 19's 133, 6.2 px off)...
 _ON_LINE_CELLS = 0.1
@@ -1203,10 +1204,10 @@ def _top_at_spawn_instead(
     step_y = _cell_steps(corners, cols, rows)[1]
     refits = [_fit_lines(gx, gy, corners + offset * step_y * part, cols, rows, straight, marks) for part in (_TOP_EDGE, 1)]
     shown = [f for f in refits if spawn.top_row(h := _homography(f, cols, rows), cols) == 0 and spawn.centred(h, cols) is not False]
-    taken = [(refit_agreement, i) for i, f in enumerate(shown)
-             if (refit_agreement := _lattice_agreement(evidence, f, cols, rows)) > agreement + _SPAWN_AGREES_BETTER
+    agreements = [_lattice_agreement(evidence, f, cols, rows) for f in shown]
+    taken = [i for i, f in enumerate(shown) if agreements[i] > agreement + _SPAWN_AGREES_BETTER
              or _score(gx, gy, f, cols, rows) >= score - _SPAWN_MARGIN * abs(score)]
-    return shown[max(taken)[1]] if taken else corners
+    return shown[max(taken, key=lambda i: agreements[i])] if taken else corners
 
 
 def _on_floor_instead(
