@@ -420,7 +420,10 @@ _LINE_EDGE_PX = 3
 _EDGE_CEILING_PERCENTILE = 97.0  # gradients above this percentile of the frame's count as equal
 _MIN_EDGE_CEILING = 150.0  # the ceiling's floor: Sobel summed over B, G, R, about a 20-level step
 #: Cost of a cell aspect error e (height / width - 1): this times log(1 + e) squared, in cells
-#: of full-contrast lattice line (1% costs 0.02 cell).
+#: of full-contrast lattice line (1% costs 0.02 cell), half for the cells along either side.
+#: Taken over both sides together (their mean height), it let an open well's fit tilt its
+#: empty top, one side longer and the other as much shorter: seed 20's gradient_open 214 (a
+#: corner 7 px high), 19's 126 and 13's 27 (29.8 and 17 px off: a row low).
 _SQUARE_CELL_WEIGHT = 200.0
 #: Extra weight of the well's bottom line, in lattice lines (see ``_score``).
 _FLOOR_WEIGHT = 4.0
@@ -647,7 +650,7 @@ def _score(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows:
     vertical lines, y on horizontal) minus that half a cell off them, less ``_BEYOND_WEIGHT``
     times any such lattice found where the lines continue one cell beyond the well (a well
     shifted by whole cells, or a background texture, has its lattice go on past its ends),
-    plus the floor (below) and less the cost of cells that are not square.
+    plus the floor (below) and less the cost of cells that are not square along either side.
     """
     height, width = gx.shape
     # the well must be in the frame (outside it there is no evidence to weigh), but for a
@@ -667,10 +670,11 @@ def _score(gx: np.ndarray, gy: np.ndarray, corners: np.ndarray, cols: int, rows:
     # out its empty rows
     inside = (on_v[1:-1] - off_v[1:-1]).sum() + (on_h[1:-1] - off_h[1:-1]).sum()
     beyond = np.maximum(0.0, np.array([on_v[0], on_v[-1], on_h[0], on_h[-1]]) - [off_v[0], off_v[-1], off_h[0], off_h[-1]]).sum()
-    # square cells: where no line marks an edge (the top of an empty well) the shape decides
-    width = np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])
-    height = np.linalg.norm(corners[3] - corners[0]) + np.linalg.norm(corners[2] - corners[1])
-    squareness = _SQUARE_CELL_WEIGHT * np.log(height * cols / (width * rows + 1e-9) + 1e-9) ** 2
+    # square cells: where no line marks an edge (the top of an empty well) the shape decides,
+    # along each side, or a top tilted one way and the floor the other would pass as square
+    width = 0.5 * (np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3]))
+    sides = np.array([np.linalg.norm(corners[3] - corners[0]), np.linalg.norm(corners[2] - corners[1])])
+    squareness = 0.5 * _SQUARE_CELL_WEIGHT * float((np.log(sides * cols / (width * rows + 1e-9) + 1e-9) ** 2).sum())
     return float(inside + floor - _BEYOND_WEIGHT * beyond - squareness)
 
 
