@@ -2,15 +2,15 @@
 well far from the screen's edges, a fit settled whole columns aside, a well whose top or
 bottom edge the frame cuts, a fit whose floor lay under the stack, cells as busy as the
 lines, a new piece the spawn cue did not see appear or saw moved aside, a fit chosen that
-agreed worse than others, a glowing wall, an empty top tilted.  Each scene is one of tests/calibration_eval.py's that
-find_well missed."""
+agreed worse than others, a glowing wall, an empty top tilted, a lattice sheared.  Each scene
+is one of tests/calibration_eval.py's that find_well missed."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gamerig.games.tetris.calibration import _near_play, _play, find_well
+from gamerig.games.tetris.calibration import _near_play, _play, _shear_columns, find_well
 from support.bench_scenes import calibration_shots
 from support.filmed_play import worst_corner
 
@@ -42,7 +42,8 @@ SUCCESS_PX = 3.0
      (19, 104, "gradient_open: its new I moved aside by the first frame, a sheared fit taken (21 px off before)"),
      (19, 133, "green_screen: its glowing floor's outer edge held a fit a pixel low and tilted (6.2 px off before)"),
      (20, 214, "gradient_open: its empty top tilted, one side longer and the other shorter (7 px off before)"),
-     (19, 126, "gradient_open: a lattice sheared and squashed a row, square on average only (29.8 px off before)")],
+     (19, 126, "gradient_open: a lattice sheared and squashed a row, square on average only (29.8 px off before)"),
+     (9, 216, "paper: a lattice sheared a column, on the floor and a box beside the top (22 px off before)")],
 )
 def test_find_well_finds_the_scene_it_missed(seed: int, scene: int, what: str):
     frames, truth = calibration_shots(seed, scene)
@@ -61,3 +62,13 @@ def test_near_play_marks_the_moving_piece_and_its_surroundings_only():
     assert near.shape == (50, 100)
     assert near[21, 51] == 1.0 and near[21, 54] == 1.0  # the cell (50-51 at half size), and 3 px (0.06 of 50) off it
     assert near[21, 55] == 0.0 and near[21, 20] == 0.0 and near[5, 51] == 0.0 and near[45, 90] == 0.0
+
+
+def test_shear_columns_is_zero_for_a_turned_rectangle_and_one_for_a_column_of_shear():
+    turn = np.deg2rad(3.0)
+    rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    well = np.array([[0, 0], [100, 0], [100, 200], [0, 200]], dtype=np.float64)  # 10 x 20 cells of 10 px
+    assert abs(_shear_columns(well @ rotation.T + 50, 10, 20)) < 1e-9
+    sheared = well + [[10, 0], [10, 0], [0, 0], [0, 0]]  # the top a column right of the floor
+    assert _shear_columns(sheared, 10, 20) == pytest.approx(1.0)
+    assert _shear_columns(well + [[0, 0], [0, 0], [10, 0], [10, 0]], 10, 20) == pytest.approx(-1.0)  # the floor a column right
