@@ -62,7 +62,11 @@ gradient, the middles of cells carry little.
    lattice of half the well's pitch (``_half_pitch``), the one from the best refined lattice,
    unless it shows a new piece off its middle (then, as in step 3, another that shows it in
    its middle), or others score clearly more by ``_score`` and agree with the lattice better
-   (step 5): then the best scoring of those.  Where the chosen fit holds at one end a column that looks like the
+   (step 5): then the best scoring of those.  A chosen fit sheared half a column or more
+   (``_unsheared_instead``: a lattice sheared a column lies on a well's floor and top alone as
+   well as the well's own) is refitted with its top or its floor moved back, and the refit
+   taken if it is sheared less, agrees better and scores within ``_SPAWN_MARGIN`` of it.
+   Where the chosen fit holds at one end a column that looks like the
    column beyond it, while its other columns and the column beyond its other end look alike
    (``calibration_fill``: a well drawn in a fill of its own, a column off), it is refitted a
    column over, and the refit taken if it scores within ``_SPAWN_MARGIN`` of it.  Where a new
